@@ -1,0 +1,141 @@
+"""The game state shared by every c4jax game, and the pieces the games share.
+
+An :class:`Env` is a frozen pytree.  Its array fields are batched by a leading
+axis (``jax.vmap`` over the game functions); its ``game`` field is static
+(pytree metadata), so that the search can be called as
+``run_mcts(key, env, n)`` without naming the game again.
+
+Board layout (both games store one ``uint32`` word per column):
+
+* Connect 4, ``R`` rows by ``C`` columns: ``stones[p, c]`` holds player ``p``'s
+  stones in column ``c``, bit ``r`` set for row ``r`` counted from the bottom::
+
+      row R-1  . . . . . . .      bit R-1 of every word
+      ...
+      row 0    . . . . . . .      bit 0
+               0 1 2 3 4 5 6      word index = column = action
+
+* Tic-tac-toe: ``stones[p, 0]`` is a 9-bit mask, bit ``i`` = cell ``i + 1``
+  counted row by row from the top left (actions are the cells, 0-based).
+
+Players are numbered 0 (the first player, drawn ``X``) and 1 (``O``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Protocol
+
+import jax
+import jax.numpy as jnp
+
+__all__ = ["Env", "Game", "NO_WINNER"]
+
+NO_WINNER = -1
+
+
+@jax.tree_util.register_dataclass
+@dataclasses.dataclass(frozen=True)
+class Env:
+    """A game position (one game, or a batch of games along a leading axis).
+
+    Fields (shapes for one game; a batch adds a leading ``[B]``):
+      stones: ``uint32[2, W]``, the stones of player 0 and player 1 as bit
+        words (``W`` = columns for Connect 4, 1 for tic-tac-toe).
+      to_move: ``int32[]``, the player to move (0 or 1).  After the last move
+        of a game it still flips, so values "for the player to move" stay
+        defined on finished games.
+      ply: ``int32[]``, number of stones on the board.
+      done: ``bool[]``, whether the game is over.
+      winner: ``int32[]``, 0 or 1 for the winner, -1 for none (game running,
+        or drawn).  An illegal move makes the mover's opponent the winner.
+      last_action: ``int32[]``, the last action taken (0-based), -1 at the
+        start.
+      game: the static game description (a hashable :class:`Game`).
+    """
+
+    stones: jax.Array
+    to_move: jax.Array
+    ply: jax.Array
+    done: jax.Array
+    winner: jax.Array
+    last_action: jax.Array
+    game: Any = dataclasses.field(metadata=dict(static=True))
+
+    @property
+    def batch_shape(self) -> tuple[int, ...]:
+        """The batch dimensions (``()`` for one game)."""
+        return tuple(jnp.shape(self.ply))
+
+
+class Game(Protocol):
+    """What the search needs from a game (see :mod:`c4jax.connect4`)."""
+
+    name: str
+    num_actions: int
+    max_plies: int
+
+    def env_reset(self) -> Env: ...
+    def env_step(self, env: Env, action: jax.Array) -> tuple[Env, jax.Array, jax.Array]: ...
+    def legal_action_mask(self, env: Env) -> jax.Array: ...
+    def winning_moves(self, env: Env) -> jax.Array: ...
+    def rollout(self, key: jax.Array, env: Env) -> jax.Array: ...
+    def heuristic_rollout(self, key: jax.Array, env: Env) -> jax.Array: ...
+
+
+# ----------------------------------------------------------------------------
+# Shared helpers for the games' hot loops (trace-time only; no arrays at import).
+
+_GOLDEN = 0x9E3779B9
+
+
+def hash_u32(x: jax.Array) -> jax.Array:
+    """A counter-based 32-bit mixing hash (lowbias32 constants, C. Wellons).
+
+    Args:
+      x: ``uint32[...]``.
+    Returns:
+      ``uint32[...]``, well-mixed bits: consecutive counters give independent
+      looking values, so one seed drawn from a JAX key drives a whole rollout.
+    """
+    x = x.astype(jnp.uint32)
+    x = x ^ (x >> 16)
+    x = x * jnp.uint32(0x7FEB352D)
+    x = x ^ (x >> 15)
+    x = x * jnp.uint32(0x846CA68B)
+    x = x ^ (x >> 16)
+    return x
+
+
+def rollout_random(seed: jax.Array, counter: jax.Array) -> jax.Array:
+    """``uint32[]`` random bits for step ``counter`` of the rollout ``seed``."""
+    return hash_u32(seed + counter.astype(jnp.uint32) * jnp.uint32(_GOLDEN))
+
+
+def pick_uniform(mask: jax.Array, bits: jax.Array) -> jax.Array:
+    """One-hot choice, uniform over the ``True`` entries of ``mask``.
+
+    Args:
+      mask: ``bool[A]``, at least one entry ``True`` (A <= 256).
+      bits: ``uint32[]`` random bits.
+    Returns:
+      ``bool[A]`` with exactly one ``True`` (all ``False`` if ``mask`` is).
+      The index is ``floor(u * n)`` with ``u`` from the top 24 bits, so the
+      bias is below ``2**-24`` per move.
+    """
+    m = mask.astype(jnp.uint32)
+    n = jnp.sum(m, axis=-1, dtype=jnp.uint32)
+    r = ((bits >> 8) * n) >> 24
+    return mask & (jnp.cumsum(m, axis=-1, dtype=jnp.uint32) == r + 1)
+
+
+def seed_from_key(key: jax.Array) -> jax.Array:
+    """``uint32[]`` seed for :func:`rollout_random`; the key is consumed."""
+    return jax.random.bits(key, (), jnp.uint32)
+
+
+def result_for_player_to_move(env: Env) -> jax.Array:
+    """``float32[]``: +1/0/-1 outcome of a finished game for ``env.to_move``."""
+    return jnp.where(
+        env.winner == NO_WINNER, 0.0, jnp.where(env.winner == env.to_move, 1.0, -1.0)
+    ).astype(jnp.float32)

@@ -1,0 +1,321 @@
+"""Tic-tac-toe as pure, unbatched JAX functions (same contract as
+:mod:`c4jax.connect4`).
+
+Actions are the cells, 0-based, row by row from the top left::
+
+     0 | 1 | 2        (1-based cell numbers, used by from_moves and the
+    ---+---+---        terminal game, are these plus one)
+     3 | 4 | 5
+    ---+---+---
+     6 | 7 | 8
+
+``Env.stones[p, 0]`` is player ``p``'s 9-bit mask, bit ``i`` = cell ``i``.
+X (player 0) moves first.  An illegal action (an occupied cell, an index
+outside ``[0, 9)``) ends the game with reward -1 for the mover; stepping a
+finished game changes nothing.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Sequence
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from c4jax.env import (
+    NO_WINNER,
+    Env,
+    pick_uniform,
+    result_for_player_to_move,
+    rollout_random,
+    seed_from_key,
+)
+
+__all__ = [
+    "TicTacToe",
+    "GAME",
+    "env_reset",
+    "env_step",
+    "legal_action_mask",
+    "winning_moves",
+    "from_moves",
+    "rollout",
+    "heuristic_rollout",
+    "render",
+    "render_rich",
+    "board_array",
+    "LINES",
+]
+
+# The eight winning lines as 9-bit masks (numpy constants, no JAX work at import).
+LINES = np.array(
+    [
+        0b000000111, 0b000111000, 0b111000000,  # rows
+        0b001001001, 0b010010010, 0b100100100,  # columns
+        0b100010001, 0b001010100,  # diagonals
+    ],
+    dtype=np.uint32,
+)
+_ALL = 0b111111111
+
+
+@dataclasses.dataclass(frozen=True)
+class TicTacToe:
+    """Tic-tac-toe on the 3x3 board; hashable, carries no arrays."""
+
+    @property
+    def name(self) -> str:
+        return "tictactoe"
+
+    @property
+    def num_actions(self) -> int:
+        return 9
+
+    @property
+    def max_plies(self) -> int:
+        return 9
+
+    rows = 3
+    cols = 3
+
+    def __repr__(self) -> str:
+        return "TicTacToe()"
+
+    # --- kernels on 9-bit masks ------------------------------------------------
+    @staticmethod
+    def _has_line(x: jax.Array) -> jax.Array:
+        lines = jnp.asarray(LINES)
+        return jnp.any((x[..., None] & lines) == lines, axis=-1)
+
+    @staticmethod
+    def _threats(x: jax.Array, occupied: jax.Array) -> jax.Array:
+        """``uint32[...]``: empty cells that would complete a line for ``x``."""
+        lines = jnp.asarray(LINES)
+        missing = lines & ~x[..., None]
+        single = (missing != 0) & ((missing & (missing - jnp.uint32(1))) == 0)
+        hits = jnp.where(single & ((missing & occupied[..., None]) == 0), missing, 0)
+        return jax.lax.reduce(hits.astype(jnp.uint32), jnp.uint32(0), jax.lax.bitwise_or, (hits.ndim - 1,))
+
+    @staticmethod
+    def _cells(mask: jax.Array) -> jax.Array:
+        """``bool[..., 9]`` from a 9-bit mask."""
+        return ((mask[..., None] >> jnp.arange(9, dtype=jnp.uint32)) & 1) == 1
+
+    @staticmethod
+    def _mask(cells: jax.Array) -> jax.Array:
+        """9-bit ``uint32`` mask from ``bool[..., 9]``."""
+        weights = jnp.uint32(1) << jnp.arange(9, dtype=jnp.uint32)
+        return jnp.sum(jnp.where(cells, weights, 0), axis=-1, dtype=jnp.uint32)
+
+    # --- the rules ----------------------------------------------------------------
+    def env_reset(self) -> Env:
+        """The empty board, X (player 0) to move.  An unbatched :class:`Env`."""
+        return Env(
+            stones=jnp.zeros((2, 1), jnp.uint32),
+            to_move=jnp.int32(0),
+            ply=jnp.int32(0),
+            done=jnp.bool_(False),
+            winner=jnp.int32(NO_WINNER),
+            last_action=jnp.int32(-1),
+            game=self,
+        )
+
+    def legal_action_mask(self, env: Env) -> jax.Array:
+        """``bool[9]``: the empty cells; all False once the game is over."""
+        occupied = env.stones[..., 0, 0] | env.stones[..., 1, 0]
+        return ~self._cells(occupied) & ~env.done[..., None]
+
+    def env_step(self, env: Env, action: jax.Array) -> tuple[Env, jax.Array, jax.Array]:
+        """Marks cell ``action`` (``int32[]``, 0-based) for the player to move.
+
+        Returns ``(env, reward, done)`` exactly as
+        :meth:`c4jax.connect4.Connect4.env_step`: ``float32[]`` reward of the
+        mover (+1 win, -1 illegal move, else 0), ``bool[]`` done; a finished
+        game is returned unchanged with reward 0.
+        """
+        action = jnp.asarray(action, jnp.int32)
+        occupied = env.stones[0, 0] | env.stones[1, 0]
+        in_range = (action >= 0) & (action < 9)
+        bit = jnp.where(
+            in_range, jnp.uint32(1) << jnp.clip(action, 0, 8).astype(jnp.uint32), jnp.uint32(0)
+        )
+        legal = in_range & ((occupied & bit) == 0)
+        bit = jnp.where(legal, bit, jnp.uint32(0))
+        mover = env.to_move
+        mine = jnp.where(mover == 0, env.stones[0, 0], env.stones[1, 0]) | bit
+        new_stones = jnp.where(
+            mover == 0,
+            jnp.stack([mine, env.stones[1, 0]]),
+            jnp.stack([env.stones[0, 0], mine]),
+        )[:, None]
+        won = legal & self._has_line(mine)
+        ply = env.ply + legal.astype(jnp.int32)
+        done = won | (~legal) | (ply == 9)
+        reward = jnp.where(won, 1.0, jnp.where(legal, 0.0, -1.0)).astype(jnp.float32)
+        winner = jnp.where(won, mover, jnp.where(legal, NO_WINNER, 1 - mover))
+        new = Env(
+            stones=new_stones,
+            to_move=1 - mover,
+            ply=ply,
+            done=done,
+            winner=winner.astype(jnp.int32),
+            last_action=action,
+            game=self,
+        )
+        out = jax.tree.map(lambda old, nxt: jnp.where(env.done, old, nxt), env, new)
+        return out, jnp.where(env.done, 0.0, reward).astype(jnp.float32), out.done
+
+    def winning_moves(self, env: Env) -> jax.Array:
+        """``bool[9]``: cells that win at once for the player to move."""
+        occupied = env.stones[0, 0] | env.stones[1, 0]
+        mine = jnp.where(env.to_move == 0, env.stones[0, 0], env.stones[1, 0])
+        return self._cells(self._threats(mine, occupied)) & ~env.done
+
+    def _rollout(self, key: jax.Array, env: Env, heuristic: bool) -> jax.Array:
+        seed = seed_from_key(key)
+        occupied = env.stones[0, 0] | env.stones[1, 0]
+        mine = jnp.where(env.to_move == 0, env.stones[0, 0], env.stones[1, 0])
+
+        def cond(state):
+            return ~state[3]
+
+        def body(state):
+            cur, occ, ply, _, i, _ = state
+            legal = ~self._cells(occ)
+            if heuristic:
+                win = self._cells(self._threats(cur, occ))
+                block = self._cells(self._threats(cur ^ occ, occ))
+                legal = jnp.where(jnp.any(win), win, jnp.where(jnp.any(block), block, legal))
+            bit = self._mask(pick_uniform(legal, rollout_random(seed, i)))
+            me = cur | bit
+            occ = occ | bit
+            ply = ply + 1
+            won = self._has_line(me)
+            result = jnp.where(won, jnp.where(i % 2 == 0, 1.0, -1.0), 0.0)
+            return (occ ^ me, occ, ply, won | (ply >= 9), i + 1, result)
+
+        init = (mine, occupied, env.ply, env.done, jnp.int32(0), result_for_player_to_move(env))
+        return jax.lax.while_loop(cond, body, init)[5].astype(jnp.float32)
+
+    def rollout(self, key: jax.Array, env: Env) -> jax.Array:
+        """Uniformly random play to the end; ``float32[]`` result (+1/0/-1) for
+        the player to move in ``env``.  Same contract as
+        :meth:`c4jax.connect4.Connect4.rollout`; the key is consumed."""
+        return self._rollout(key, env, heuristic=False)
+
+    def heuristic_rollout(self, key: jax.Array, env: Env) -> jax.Array:
+        """Rollout that wins at once if it can, else blocks, else plays at random."""
+        return self._rollout(key, env, heuristic=True)
+
+    def from_moves(self, moves: str | Sequence[int]) -> Env:
+        """A position from its moves, cells 1-9 row by row from the top left
+        (``"519"`` or ``[5, 1, 9]``).
+
+        Raises:
+          ValueError: naming the offending move and its 0-based index for a
+            bad character, a cell outside 1..9, an occupied cell, or a move
+            after the game ended.
+        """
+        if isinstance(moves, str):
+            parsed = []
+            for i, ch in enumerate(moves.replace(" ", "").replace(",", "")):
+                if ch not in "123456789":
+                    raise ValueError(f"move {i} is {ch!r}: expected a cell digit 1..9")
+                parsed.append(int(ch))
+        else:
+            parsed = []
+            for i, m in enumerate(moves):
+                if isinstance(m, bool) or not isinstance(m, (int, np.integer)):
+                    raise ValueError(f"move {i} is {m!r}: expected an int cell 1..9")
+                parsed.append(int(m))
+        marks = [-1] * 9
+        player, winner, done, last = 0, NO_WINNER, False, -1
+        for i, cell in enumerate(parsed):
+            if done:
+                raise ValueError(f"move {i} ({cell}) comes after the game ended")
+            if not 1 <= cell <= 9:
+                raise ValueError(f"move {i} is {cell}: cells are 1..9")
+            if marks[cell - 1] >= 0:
+                raise ValueError(f"move {i} ({cell}) is on an occupied cell")
+            marks[cell - 1] = player
+            last = cell - 1
+            mask = sum(1 << j for j in range(9) if marks[j] == player)
+            if any((mask & int(line)) == int(line) for line in LINES):
+                winner, done = player, True
+            elif all(m >= 0 for m in marks):
+                done = True
+            player = 1 - player
+        stones = np.zeros((2, 1), np.uint32)
+        for j, m in enumerate(marks):
+            if m >= 0:
+                stones[m, 0] |= np.uint32(1 << j)
+        return Env(
+            stones=jnp.asarray(stones),
+            to_move=jnp.int32(player),
+            ply=jnp.int32(len(parsed)),
+            done=jnp.bool_(done),
+            winner=jnp.int32(winner),
+            last_action=jnp.int32(last),
+            game=self,
+        )
+
+    def board_array(self, env: Env) -> jax.Array:
+        """``int8[..., 3, 3]``: 0 empty, 1 X, 2 O; row 0 is the top row."""
+        p0 = self._cells(env.stones[..., 0, 0]).astype(jnp.int8)
+        p1 = self._cells(env.stones[..., 1, 0]).astype(jnp.int8)
+        return (p0 + 2 * p1).reshape(p0.shape[:-1] + (3, 3))
+
+    def render(self, env: Env) -> str:
+        """Plain text of one game: X, O, and the number of each empty cell,
+        then a status line.  Raises ``ValueError`` for a batch."""
+        from c4jax.connect4 import _unbatched_grid, status_line
+
+        grid = _unbatched_grid(self, env)
+        rows = []
+        for r in range(3):
+            rows.append(
+                " " + " | ".join(
+                    "XO"[grid[r, c] - 1] if grid[r, c] else str(3 * r + c + 1) for c in range(3)
+                )
+            )
+        return "\n---+---+---\n".join(rows) + "\n" + status_line(env)
+
+    def render_rich(self, env: Env):
+        """A coloured :class:`rich.text.Text` of one game (empty cells dim,
+        numbered 1-9)."""
+        from rich.text import Text
+
+        from c4jax.connect4 import _unbatched_grid, status_line
+
+        grid = _unbatched_grid(self, env)
+        last = int(env.last_action)
+        text = Text()
+        for r in range(3):
+            for c in range(3):
+                v = int(grid[r, c])
+                cell = 3 * r + c
+                style = {0: "dim", 1: "bold red", 2: "bold yellow"}[v]
+                if cell == last:
+                    style += " underline"
+                text.append(" ")
+                text.append("XO"[v - 1] if v else str(cell + 1), style=style)
+                text.append(" |" if c < 2 else "\n")
+            if r < 2:
+                text.append("---+---+---\n", style="dim")
+        text.append(status_line(env))
+        return text
+
+
+GAME = TicTacToe()
+env_reset = GAME.env_reset
+env_step = GAME.env_step
+legal_action_mask = GAME.legal_action_mask
+winning_moves = GAME.winning_moves
+from_moves = GAME.from_moves
+rollout = GAME.rollout
+heuristic_rollout = GAME.heuristic_rollout
+render = GAME.render
+render_rich = GAME.render_rich
+board_array = GAME.board_array
