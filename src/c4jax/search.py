@@ -1,0 +1,608 @@
+"""Batched, terminal-aware MCTS on mctx's ``Tree``: :func:`run_mcts`.
+
+The loop is our own (mctx 0.0.71's ``search`` takes no initial tree, so it can
+not continue a reused subtree, and it keeps descending below finished games),
+but it is built from mctx's public pieces: the :class:`mctx.Tree` layout and
+its conventions (node ``0`` is the root, ``UNVISITED``/``NO_PARENT`` = -1,
+``Q(s, a) = r + discount * V(s')``, a node's value is the mean of every value
+backed up through it), the action-selection functions
+(``mctx.muzero_action_selection``, ``mctx.gumbel_muzero_*``) and the Q
+transforms.  With the same key it builds the same tree as
+``mctx.muzero_policy`` wherever mctx's own search is correct (tested).
+
+One simulation (Browne et al. 2012, sec. 3.1; Silver et al. 2017 for PUCT):
+
+1. selection: from the root, pick actions with the selection rule until an
+   action whose child was never expanded, a finished game, or ``max_depth``;
+   illegal actions are masked at every node, not only at the root;
+2. expansion: step the game into a new node (if the node capacity allows);
+3. evaluation: the new node's value is the mean of rollouts from it
+   (:func:`c4jax.values.leaf_value`); a finished game's value is 0 and is
+   never expanded below (terminal-aware search: no node is spent there, the
+   simulation just backs up its result again);
+4. backup: every node on the path gets one visit and the return
+   ``G = r + discount * G'`` averaged into its value (negamax: discount -1).
+
+Capacity: the tree holds ``capacity`` nodes (default ``num_simulations + 1``;
+a reused tree keeps its own).  When it is full, a simulation that would
+expand a node evaluates the leaf all the same and backs it up through the
+unexpanded edge: that edge's visit count and value average grow (it acts as a
+leaf that collects rollouts), nothing is dropped and nothing is written to
+another node.  The root's visit count always grows by exactly
+``num_simulations``.
+
+Shapes: ``B`` is the batch size, ``A`` the number of actions, ``N`` the node
+capacity.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import math
+from typing import Any
+
+import chex
+import jax
+import jax.numpy as jnp
+import mctx
+
+from c4jax.env import Env
+from c4jax.values import PRIORS, ROLLOUT_POLICIES, leaf_value, prior_logits
+
+__all__ = ["SearchOptions", "SearchOutput", "run_mcts", "SELECTIONS", "QTRANSFORMS"]
+
+SELECTIONS = ("puct", "uct", "gumbel")
+QTRANSFORMS = ("min_max", "parent_and_siblings", "mix_value")
+UNVISITED = mctx.Tree.UNVISITED
+NO_PARENT = mctx.Tree.NO_PARENT
+ROOT = mctx.Tree.ROOT_INDEX
+
+
+@dataclasses.dataclass(frozen=True)
+class SearchOptions:
+    """Search options (static; hashable).  Every field is a keyword of
+    :func:`run_mcts`.
+
+    selection: ``"puct"`` (AlphaZero/MuZero PUCT, ``mctx.muzero_action_selection``;
+      Silver et al. 2017, Schrittwieser et al. 2020 app. B), ``"uct"`` (UCB1
+      applied to trees, Kocsis & Szepesvari 2006: ``Q + uct_c * (value_max -
+      value_min) * sqrt(ln n / n_a)``, unvisited actions first), or
+      ``"gumbel"`` (Gumbel MuZero, Danihelka et al. 2022: sequential halving
+      at the root, ``mctx.gumbel_muzero_*``).
+    pb_c_init, pb_c_base: PUCT constants ``c1``, ``c2`` (defaults as MuZero).
+    uct_c: UCB1 constant for returns in ``[0, 1]`` (Auer et al.'s sqrt(2));
+      it is scaled by the range of the returns ``value_max - value_min``.
+    qtransform: how PUCT/Gumbel turn Q-values into ``[0, 1]`` scores:
+      ``"min_max"`` (``(Q - value_min) / (value_max - value_min)``, unvisited
+      actions score 0), ``"parent_and_siblings"`` (mctx's default for PUCT) or
+      ``"mix_value"`` (Gumbel's completed Q-values).  ``None`` picks
+      ``"min_max"`` for PUCT and ``"mix_value"`` for Gumbel.
+    value_min, value_max: the range of the returns (-1 loss, +1 win).
+    prior: ``"uniform"`` or ``"heuristic"`` (see :func:`c4jax.values.prior_logits`).
+    rollout_policy: ``"uniform"`` or ``"heuristic"`` rollouts for leaf values.
+    num_rollouts: rollouts averaged per leaf (>= 1).
+    max_depth: most edges from the root to a leaf; ``None``: the game's
+      longest game (the search stops at finished games anyway).
+    capacity: nodes in the tree; ``None``: ``num_simulations + 1`` for a fresh
+      tree, the tree's own for a reused one.
+    temperature: 0 plays the most visited action (ties: higher Q); above 0 the
+      action is sampled with probability ``visits ** (1 / temperature)``.
+    dirichlet_fraction, dirichlet_alpha: root prior ``(1 - f) p + f Dir(alpha)``;
+      0 (off) by default, also at a reused root.
+    max_num_considered_actions, gumbel_scale: Gumbel MuZero's ``m`` and the
+      scale of its Gumbel noise (0 makes it deterministic).
+    """
+
+    selection: str = "puct"
+    pb_c_init: float = 1.25
+    pb_c_base: float = 19652.0
+    uct_c: float = math.sqrt(2.0)
+    qtransform: str | None = None
+    value_min: float = -1.0
+    value_max: float = 1.0
+    prior: str = "uniform"
+    rollout_policy: str = "uniform"
+    num_rollouts: int = 1
+    max_depth: int | None = None
+    capacity: int | None = None
+    temperature: float = 0.0
+    dirichlet_fraction: float = 0.0
+    dirichlet_alpha: float = 0.3
+    max_num_considered_actions: int = 16
+    gumbel_scale: float = 1.0
+
+    def validated(self) -> "SearchOptions":
+        """Checks every field; returns ``self`` with ``qtransform`` resolved.
+
+        Raises:
+          ValueError: naming the field and its allowed values.
+        """
+        def choice(name, allowed):
+            value = getattr(self, name)
+            if value not in allowed:
+                raise ValueError(
+                    f"{name} must be one of {', '.join(map(repr, allowed))}; got {value!r}"
+                )
+
+        choice("selection", SELECTIONS)
+        choice("prior", PRIORS)
+        choice("rollout_policy", ROLLOUT_POLICIES)
+        qt = self.qtransform
+        if qt is None:
+            qt = "mix_value" if self.selection == "gumbel" else "min_max"
+        if qt not in QTRANSFORMS:
+            raise ValueError(
+                f"qtransform must be one of {', '.join(map(repr, QTRANSFORMS))} or None; got {qt!r}"
+            )
+        for name in ("pb_c_init", "pb_c_base", "uct_c", "dirichlet_alpha"):
+            v = getattr(self, name)
+            if not isinstance(v, (int, float)) or not v > 0 or not math.isfinite(v):
+                raise ValueError(f"{name} must be a finite number > 0; got {v!r}")
+        for name in ("temperature", "gumbel_scale"):
+            v = getattr(self, name)
+            if not isinstance(v, (int, float)) or not v >= 0 or not math.isfinite(v):
+                raise ValueError(f"{name} must be a finite number >= 0; got {v!r}")
+        if not (isinstance(self.dirichlet_fraction, (int, float)) and 0 <= self.dirichlet_fraction <= 1):
+            raise ValueError(f"dirichlet_fraction must be in [0, 1]; got {self.dirichlet_fraction!r}")
+        if not (self.value_max > self.value_min):
+            raise ValueError(
+                f"value_max must be > value_min; got {self.value_min!r}, {self.value_max!r}"
+            )
+        for name, lo in (("num_rollouts", 1), ("max_num_considered_actions", 1)):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int) or v < lo:
+                raise ValueError(f"{name} must be an int >= {lo}; got {v!r}")
+        for name, lo in (("max_depth", 1), ("capacity", 2)):
+            v = getattr(self, name)
+            if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < lo):
+                raise ValueError(f"{name} must be None or an int >= {lo}; got {v!r}")
+        return dataclasses.replace(self, qtransform=qt)
+
+
+@chex.dataclass(frozen=True)
+class SearchOutput:
+    """What :func:`run_mcts` returns (shapes for a batch; one game drops ``B``
+    everywhere except in ``search_tree``).
+
+    action: ``int32[B]``, the move to play; -1 for a finished game (no search
+      is run there).
+    action_weights: ``float32[B, A]``, the root's visit distribution (all 0
+      for a finished game).
+    visit_counts: ``int32[B, A]``, the root's per-action visit counts.
+    qvalues: ``float32[B, A]``, the root's Q-values for the player to move
+      (``r + discount * V(child)``; 0 for unvisited actions).
+    value: ``float32[B]``, the root's value for the player to move (the mean
+      of all backed-up returns; 0 for a finished game).
+    search_tree: an :class:`mctx.Tree` with a leading batch axis (``[1, ...]``
+      for one game) whose ``embeddings`` are :class:`~c4jax.env.Env`; pass it
+      through :func:`c4jax.get_subtree` to reuse it.
+    """
+
+    action: jax.Array
+    action_weights: jax.Array
+    visit_counts: jax.Array
+    qvalues: jax.Array
+    value: jax.Array
+    search_tree: mctx.Tree
+
+
+def _options_from_kwargs(options: dict[str, Any]) -> SearchOptions:
+    fields = [f.name for f in dataclasses.fields(SearchOptions)]
+    unknown = sorted(set(options) - set(fields))
+    if unknown:
+        raise ValueError(
+            f"unknown option(s) {', '.join(unknown)}; the options are: {', '.join(fields)}"
+        )
+    return SearchOptions(**options).validated()
+
+
+def _is_key_batch(key: jax.Array) -> bool:
+    if jax.dtypes.issubdtype(key.dtype, jax.dtypes.prng_key):
+        if key.ndim > 1:
+            raise ValueError(f"key must be one PRNG key or a [B] batch of keys; got shape {key.shape}")
+        return key.ndim == 1
+    if key.ndim not in (1, 2) or key.shape[-1] != 2:
+        raise ValueError(
+            f"key must be a PRNG key (jax.random.key or PRNGKey) or a batch of them; got shape {key.shape}"
+        )
+    return key.ndim == 2
+
+
+def run_mcts(
+    key: jax.Array,
+    env: Env,
+    num_simulations: int,
+    *,
+    tree: mctx.Tree | None = None,
+    **options: Any,
+) -> SearchOutput:
+    """Searches one game or a batch of games with MCTS and proposes a move.
+
+    Args:
+      key: a PRNG key (consumed), or a ``[B]`` batch of keys, one per game.
+        With one key and a batch of games, game ``b`` uses
+        ``jax.random.split(key, B)[b]``, so batch row ``b`` equals the
+        unbatched search of game ``b`` with that key.
+      env: an :class:`~c4jax.env.Env` of any game and size, unbatched or with
+        one leading batch axis ``[B]`` (finished games may be mixed in).
+      num_simulations: simulations per game, a Python ``int >= 1``.
+      tree: a tree from an earlier search, cut with :func:`c4jax.get_subtree`
+        after the move was played, to reuse (subtree reuse).  Its root must be
+        the position ``env``; a row whose tree is empty (the move played was
+        never expanded) or holds another position starts fresh.  The node
+        capacity stays the tree's, so a game played with reuse compiles once.
+      **options: the fields of :class:`SearchOptions` (selection rule,
+        exploration constants, Q transform, prior, rollouts, ``max_depth``,
+        ``capacity``, temperature, Dirichlet noise, Gumbel settings).
+    Returns:
+      :class:`SearchOutput`.
+    Raises:
+      ValueError: an unknown option or a bad value (naming the allowed
+        values), a ``num_simulations`` that is not a positive int, an ``env``
+        that is not an ``Env`` with at most one batch axis, a key of the wrong
+        shape, a ``tree`` whose shape does not fit ``env``, or Gumbel search
+        with a reused tree (sequential halving assumes a fresh root).
+
+    Compiled once per (shapes, options, num_simulations) and cached; it can be
+    called inside ``jax.jit`` too.  References: Browne et al. 2012 (MCTS),
+    Kocsis & Szepesvari 2006 (UCT), Silver et al. 2017 (PUCT), Danihelka et
+    al. 2022 (Gumbel), Sutton & Barto 2018 sec. 8.11.
+    """
+    opts = _options_from_kwargs(options)
+    if isinstance(num_simulations, bool) or not isinstance(num_simulations, int) or num_simulations < 1:
+        raise ValueError(f"num_simulations must be a Python int >= 1; got {num_simulations!r}")
+    if not isinstance(env, Env):
+        raise ValueError(f"env must be a c4jax Env (from a game's env_reset/from_moves); got {type(env).__name__}")
+    batch_shape = env.batch_shape
+    if len(batch_shape) > 1:
+        raise ValueError(f"env may have at most one batch axis; got batch shape {batch_shape}")
+    single = batch_shape == ()
+    envs = jax.tree.map(lambda x: x[None], env) if single else env
+    batch = envs.ply.shape[0]
+    key = jnp.asarray(key) if not isinstance(key, jax.Array) else key
+    if _is_key_batch(key):
+        if single or key.shape[0] != batch:
+            raise ValueError(
+                f"a batch of keys must have one key per game ({batch if not single else 'no batch'}); "
+                f"got {key.shape[0]}"
+            )
+        keys = key
+    else:
+        keys = key[None] if single else jax.random.split(key, batch)
+
+    game = envs.game
+    capacity = opts.capacity
+    if tree is not None:
+        if opts.selection == "gumbel":
+            raise ValueError(
+                "selection='gumbel' cannot reuse a tree (sequential halving assumes a fresh root); "
+                "pass tree=None or use selection='puct' or 'uct'"
+            )
+        if not isinstance(tree, mctx.Tree):
+            raise ValueError(f"tree must be an mctx.Tree from run_mcts/get_subtree; got {type(tree).__name__}")
+        if tree.node_visits.ndim != 2 or tree.node_visits.shape[0] != batch:
+            raise ValueError(
+                f"tree must have a leading batch axis of {batch}; got node_visits of shape {tree.node_visits.shape}"
+            )
+        if tree.num_actions != game.num_actions or getattr(tree.embeddings, "game", None) != game:
+            raise ValueError(f"tree was built for another game than {game!r}")
+        tree_nodes = tree.node_visits.shape[1]
+        if capacity is not None and capacity != tree_nodes:
+            raise ValueError(
+                f"capacity={capacity} differs from the reused tree's {tree_nodes} nodes; "
+                "the capacity stays fixed across a game"
+            )
+        capacity = tree_nodes
+    elif capacity is None:
+        capacity = num_simulations + 1
+    max_depth = opts.max_depth if opts.max_depth is not None else game.max_plies
+    opts = dataclasses.replace(opts, capacity=capacity, max_depth=max_depth)
+    out = _search_batch(keys, envs, tree, opts, num_simulations)
+    if single:
+        out = out.replace(
+            action=out.action[0],
+            action_weights=out.action_weights[0],
+            visit_counts=out.visit_counts[0],
+            qvalues=out.qvalues[0],
+            value=out.value[0],
+        )
+    return out
+
+
+@functools.partial(jax.jit, static_argnames=("opts", "num_simulations"))
+def _search_batch(keys, envs, tree, opts: SearchOptions, num_simulations: int) -> SearchOutput:
+    if tree is None:
+        return jax.vmap(lambda k, e: _search_one(k, e, None, opts, num_simulations))(keys, envs)
+    return jax.vmap(lambda k, e, t: _search_one(k, e, t, opts, num_simulations))(keys, envs, tree)
+
+
+# ---------------------------------------------------------------------------
+# One game (vmapped above).  Every tree below is unbatched: [N], [N, A].
+
+
+def _gather(tree_like, index):
+    return jax.tree.map(lambda x: x[index], tree_like)
+
+
+def _new_tree(env: Env, logits, value, capacity: int, extra_data) -> mctx.Tree:
+    num_actions = env.game.num_actions
+    n, na = (capacity,), (capacity, num_actions)
+    embeddings = jax.tree.map(lambda x: jnp.zeros(n + x.shape, x.dtype).at[ROOT].set(x), env)
+    return mctx.Tree(
+        node_visits=jnp.zeros(n, jnp.int32).at[ROOT].set(1),
+        raw_values=jnp.zeros(n, jnp.float32).at[ROOT].set(value),
+        node_values=jnp.zeros(n, jnp.float32).at[ROOT].set(value),
+        parents=jnp.full(n, NO_PARENT, jnp.int32),
+        action_from_parent=jnp.full(n, NO_PARENT, jnp.int32),
+        children_index=jnp.full(na, UNVISITED, jnp.int32),
+        children_prior_logits=jnp.zeros(na, jnp.float32).at[ROOT].set(logits),
+        children_values=jnp.zeros(na, jnp.float32),
+        children_visits=jnp.zeros(na, jnp.int32),
+        children_rewards=jnp.zeros(na, jnp.float32),
+        children_discounts=jnp.zeros(na, jnp.float32),
+        embeddings=embeddings,
+        root_invalid_actions=(~env.game.legal_action_mask(env)).astype(jnp.float32),
+        extra_data=extra_data,
+    )
+
+
+def _same_position(a: Env, b: Env) -> jax.Array:
+    return jnp.all(a.stones == b.stones) & (a.to_move == b.to_move) & (a.done == b.done)
+
+
+def _dirichlet(key, logits, legal, fraction, alpha):
+    """Root prior ``(1 - f) p + f Dir(alpha)`` over the legal actions (AlphaZero)."""
+    probs = jax.nn.softmax(logits)
+    noise = jax.random.dirichlet(key, jnp.full(logits.shape, alpha, jnp.float32))
+    noise = jnp.where(legal, noise, 0.0)
+    noise = noise / jnp.maximum(jnp.sum(noise), 1e-30)
+    mixed = (1.0 - fraction) * probs + fraction * noise
+    tiny = jnp.finfo(jnp.float32).tiny
+    return jnp.where(legal, jnp.log(jnp.maximum(mixed, tiny)), jnp.finfo(jnp.float32).min)
+
+
+def _qtransform(opts: SearchOptions):
+    if opts.qtransform == "min_max":
+        return functools.partial(
+            mctx.qtransform_by_min_max, min_value=opts.value_min, max_value=opts.value_max
+        )
+    if opts.qtransform == "parent_and_siblings":
+        return mctx.qtransform_by_parent_and_siblings
+    return mctx.qtransform_completed_by_mix_value
+
+
+def _uct_selection(key, tree, node, legal, c):
+    visits = tree.children_visits[node].astype(jnp.float32)
+    total = jnp.maximum(jnp.sum(visits), 1.0)
+    bonus = c * jnp.sqrt(jnp.log(total) / jnp.maximum(visits, 1.0))
+    score = jnp.where(visits > 0, tree.qvalues(node) + bonus, 1e9)
+    score = score + 1e-7 * jax.random.uniform(key, score.shape)
+    return jnp.argmax(jnp.where(legal, score, -jnp.inf)).astype(jnp.int32)
+
+
+def _make_selection(opts: SearchOptions, num_simulations: int):
+    """``select(key, tree, node, depth) -> action`` with illegal actions masked."""
+    qtransform = _qtransform(opts)
+
+    def legal_at(tree, node):
+        return tree.embeddings.game.legal_action_mask(_gather(tree.embeddings, node))
+
+    if opts.selection == "puct":
+        def select(key, tree, node, depth):
+            # mctx masks invalid actions at depth 0 only; present every node's
+            # illegal actions as the "root" mask and call it with depth 0.
+            masked = tree.replace(root_invalid_actions=(~legal_at(tree, node)).astype(jnp.float32))
+            return mctx.muzero_action_selection(
+                key, masked, node, 0,
+                pb_c_init=opts.pb_c_init, pb_c_base=opts.pb_c_base, qtransform=qtransform,
+            )
+    elif opts.selection == "uct":
+        c = opts.uct_c * (opts.value_max - opts.value_min)
+
+        def select(key, tree, node, depth):
+            return _uct_selection(key, tree, node, legal_at(tree, node), c)
+    else:
+        def select(key, tree, node, depth):
+            root_action = mctx.gumbel_muzero_root_action_selection(
+                key, tree, node,
+                num_simulations=num_simulations,
+                max_num_considered_actions=opts.max_num_considered_actions,
+                qtransform=qtransform,
+            )
+            # Interior: deterministic, and never picks an illegal action: their
+            # probability is 0 while some legal action scores > 0.
+            interior = mctx.gumbel_muzero_interior_action_selection(
+                key, tree, node, depth, qtransform=qtransform
+            )
+            return jnp.where(depth == 0, root_action, interior)
+
+    return select
+
+
+def _descend(key, tree, select, max_depth: int):
+    """Selection phase.  Returns ``(node, action, depth, expand, path_nodes,
+    path_actions)``: if ``expand``, ``(node, action)`` is an unexpanded edge
+    at depth ``depth``; otherwise ``node`` (at ``depth``) is a finished game or
+    at ``max_depth``.  ``path_nodes[i]`` is the node at depth ``i``,
+    ``path_actions[i]`` the action taken there."""
+    size = max_depth + 1
+    done = tree.embeddings.done
+
+    def cond(s):
+        return s[5]
+
+    def body(s):
+        key, node, depth, _, _, _, path_nodes, path_actions = s
+        key, select_key = jax.random.split(key)
+        action = select(select_key, tree, node, depth)
+        child = tree.children_index[node, action]
+        unexpanded = child == UNVISITED
+        path_actions = path_actions.at[depth].set(action)
+        child_depth = depth + 1
+        node = jnp.where(unexpanded, node, child)
+        depth = jnp.where(unexpanded, depth, child_depth)
+        path_nodes = jnp.where(unexpanded, path_nodes, path_nodes.at[child_depth].set(child))
+        stop = unexpanded | done[jnp.maximum(child, 0)] | (child_depth >= max_depth)
+        return key, node, depth, action, unexpanded, ~stop, path_nodes, path_actions
+
+    init = (
+        key,
+        jnp.int32(ROOT),
+        jnp.int32(0),
+        jnp.int32(-1),
+        jnp.bool_(False),
+        jnp.bool_(True),
+        jnp.full(size, NO_PARENT, jnp.int32).at[0].set(ROOT),
+        jnp.full(size, -1, jnp.int32),
+    )
+    _, node, depth, action, expand, _, path_nodes, path_actions = jax.lax.while_loop(cond, body, init)
+    return node, action, depth, expand, path_nodes, path_actions
+
+
+def _simulate_once(key, tree, next_free, select, opts: SearchOptions):
+    """One simulation: selection, expansion, evaluation, backup."""
+    capacity, max_depth = opts.capacity, opts.max_depth
+    # The key schedule mirrors mctx.search for a batch of one, so that the
+    # trees are identical where both searches are correct.
+    key, simulate_key, expand_key = jax.random.split(key, 3)
+    simulate_key = jax.random.split(simulate_key, 1)[0]
+    eval_key = jax.random.split(expand_key, 1)[0]
+
+    node, action, depth, expand, path_nodes, path_actions = _descend(
+        simulate_key, tree, select, max_depth
+    )
+    node_env = _gather(tree.embeddings, node)
+    game = node_env.game
+    child_env, reward, done = game.env_step(node_env, jnp.maximum(action, 0))
+    discount = jnp.where(done, 0.0, -1.0).astype(jnp.float32)
+    leaf_env = jax.tree.map(lambda c, n: jnp.where(expand, c, n), child_env, node_env)
+    value = leaf_value(
+        eval_key, leaf_env, num_rollouts=opts.num_rollouts, rollout_policy=opts.rollout_policy
+    )
+
+    new_node = expand & (next_free < capacity)
+    accumulate = expand & ~new_node
+    idx = jnp.where(new_node, next_free, capacity)  # out of bounds: dropped
+    drop = dict(mode="drop")
+    edge_n = jnp.where(expand, node, capacity)
+    tree = tree.replace(
+        raw_values=tree.raw_values.at[idx].set(value, **drop),
+        parents=tree.parents.at[idx].set(node, **drop),
+        action_from_parent=tree.action_from_parent.at[idx].set(action, **drop),
+        children_prior_logits=tree.children_prior_logits.at[idx].set(
+            prior_logits(child_env, opts.prior), **drop
+        ),
+        embeddings=jax.tree.map(lambda t, s: t.at[idx].set(s, **drop), tree.embeddings, child_env),
+        children_index=tree.children_index.at[jnp.where(new_node, node, capacity), action].set(idx, **drop),
+        children_rewards=tree.children_rewards.at[edge_n, action].set(reward, **drop),
+        children_discounts=tree.children_discounts.at[edge_n, action].set(discount, **drop),
+    )
+    # A full tree: the unexpanded edge collects the evaluation itself.
+    acc_n = jnp.where(accumulate, node, capacity)
+    safe = jnp.minimum(node, capacity - 1), jnp.maximum(action, 0)
+    edge_visits = tree.children_visits[safe]
+    edge_value = (tree.children_values[safe] * edge_visits + value) / (edge_visits + 1)
+    tree = tree.replace(
+        children_visits=tree.children_visits.at[acc_n, action].add(1, **drop),
+        children_values=tree.children_values.at[acc_n, action].set(edge_value, **drop),
+    )
+
+    # Backup along the path (depths 0..leaf), one vectorised scatter.
+    leaf = jnp.where(new_node, depth + 1, depth)
+    path_nodes = jnp.where(new_node, path_nodes.at[jnp.minimum(depth + 1, max_depth)].set(idx), path_nodes)
+    leaf_return = jnp.where(accumulate, reward + discount * value, value)
+    size = max_depth + 1
+    i = jnp.arange(size)
+    on_path = i <= leaf
+    has_edge = i < leaf
+    pn = jnp.where(on_path, path_nodes, 0)
+    pa = jnp.where(has_edge, path_actions, 0)
+    r = jnp.where(has_edge, tree.children_rewards[pn, pa], 0.0)
+    d = jnp.where(has_edge, tree.children_discounts[pn, pa], 1.0)
+    # G_i = r_i + d_i G_{i+1}, G_leaf = leaf_return.  With D_i = prod_{k<i} d_k:
+    # G_i = (sum_{i<=j<leaf} D_j r_j + D_leaf leaf_return) / D_i.  Only the last
+    # edge of a path can have discount 0 (the search stops at finished games),
+    # so D_i != 0 for every i < leaf.
+    prefix = jnp.concatenate([jnp.ones(1, jnp.float32), jnp.cumprod(d)[:-1]])
+    weighted = prefix * r
+    suffix = jnp.cumsum(weighted[::-1])[::-1]
+    d_leaf = jnp.sum(jnp.where(i == leaf, prefix, 0.0))
+    returns = (suffix + d_leaf * leaf_return) / jnp.where(on_path & (prefix != 0), prefix, 1.0)
+    returns = jnp.where(i == leaf, leaf_return, returns)
+
+    nodes = jnp.where(on_path, path_nodes, capacity)
+    counts = tree.node_visits[pn].astype(jnp.float32)
+    new_values = (tree.node_values[pn] * counts + returns) / (counts + 1.0)
+    child_values = jnp.concatenate([new_values[1:], jnp.zeros(1, jnp.float32)])
+    edge_nodes = jnp.where(has_edge, path_nodes, capacity)
+    tree = tree.replace(
+        node_visits=tree.node_visits.at[nodes].add(1, **drop),
+        node_values=tree.node_values.at[nodes].set(new_values, **drop),
+        children_visits=tree.children_visits.at[edge_nodes, pa].add(1, **drop),
+        children_values=tree.children_values.at[edge_nodes, pa].set(child_values, **drop),
+    )
+    return key, tree, next_free + new_node.astype(jnp.int32)
+
+
+def _search_one(key, env: Env, tree, opts: SearchOptions, num_simulations: int) -> SearchOutput:
+    game = env.game
+    root_key, policy_key = jax.random.split(key)
+    action_key, noise_key, search_key = jax.random.split(policy_key, 3)
+    legal = game.legal_action_mask(env)
+    logits = prior_logits(env, opts.prior)
+    extra = None
+    if opts.selection == "gumbel":
+        extra = mctx.GumbelMuZeroExtraData(
+            root_gumbel=opts.gumbel_scale * jax.random.gumbel(noise_key, logits.shape)
+        )
+    elif opts.dirichlet_fraction > 0:
+        logits = _dirichlet(noise_key, logits, legal, opts.dirichlet_fraction, opts.dirichlet_alpha)
+    # split(root_key, 1)[0]: the key make_root_fn gives row 0 of a batch of one.
+    root_value = leaf_value(
+        jax.random.split(root_key, 1)[0],
+        env,
+        num_rollouts=opts.num_rollouts,
+        rollout_policy=opts.rollout_policy,
+    )
+    fresh = _new_tree(env, logits, root_value, opts.capacity, extra)
+    if tree is not None:
+        reusable = (tree.node_visits[ROOT] > 0) & _same_position(_gather(tree.embeddings, ROOT), env)
+        tree = tree.replace(
+            extra_data=extra,
+            root_invalid_actions=(~legal).astype(jnp.float32),
+            children_prior_logits=tree.children_prior_logits.at[ROOT].set(logits),
+        )
+        tree = jax.tree.map(lambda t, f: jnp.where(reusable, t, f), tree, fresh)
+    else:
+        tree = fresh
+    next_free = jnp.sum(tree.node_visits > 0).astype(jnp.int32)
+    select = _make_selection(opts, num_simulations)
+
+    def body(_, state):
+        return _simulate_once(*state, select, opts)
+
+    _, searched, _ = jax.lax.fori_loop(0, num_simulations, body, (search_key, tree, next_free))
+    # A finished game is not searched: its tree is the root alone.
+    tree = jax.tree.map(lambda a, b: jnp.where(env.done, a, b), tree, searched)
+
+    visits = tree.children_visits[ROOT]
+    qvalues = tree.qvalues(ROOT)
+    total = jnp.sum(visits)
+    # Most visited, ties to the higher Q: (q + 1) / 4 < 1 never outweighs a visit.
+    score = jnp.where(legal, visits.astype(jnp.float32) + (qvalues + 1.0) / 4.0, -jnp.inf)
+    action = jnp.argmax(score).astype(jnp.int32)
+    if opts.temperature > 0:
+        logp = jnp.log(jnp.maximum(visits.astype(jnp.float32), 1e-30)) / opts.temperature
+        logp = jnp.where(legal & (visits > 0), logp, -jnp.inf)
+        sampled = jax.random.categorical(action_key, logp).astype(jnp.int32)
+        action = jnp.where(total > 0, sampled, action)
+    weights = visits.astype(jnp.float32) / jnp.maximum(total, 1).astype(jnp.float32)
+    return SearchOutput(
+        action=jnp.where(env.done, -1, action),
+        action_weights=jnp.where(env.done, 0.0, weights),
+        visit_counts=visits,
+        qvalues=jnp.where(visits > 0, qvalues, 0.0),
+        value=tree.node_values[ROOT],
+        search_tree=tree,
+    )

@@ -1,0 +1,192 @@
+"""Priors and leaf values, and the ``root_fn``/``recurrent_fn`` that feed mctx.
+
+Sign conventions (negamax, Silver et al. 2017; Browne et al. 2012, sec. 3.3):
+
+* a reward is the reward of the player who moved (the mover);
+* a value is for the player to move at the node;
+* the discount is -1 per ply (the next node's value is the opponent's) and 0
+  once the game is over, so ``Q(s, a) = r + discount * V(s')`` is always the
+  mover's.  A finished game's value is 0: its result is already in the reward
+  of the move that ended it.
+
+Illegal actions get the prior logit ``jnp.finfo(float32).min`` (not ``-inf``,
+which would give NaN in a softmax over an all-illegal node).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Literal
+
+import jax
+import jax.numpy as jnp
+import mctx
+
+from c4jax.env import Env
+
+__all__ = [
+    "PRIORS",
+    "ROLLOUT_POLICIES",
+    "HEURISTIC_LOGIT_GAP",
+    "prior_logits",
+    "leaf_value",
+    "make_root_fn",
+    "make_recurrent_fn",
+]
+
+PRIORS = ("uniform", "heuristic")
+ROLLOUT_POLICIES = ("uniform", "heuristic")
+# Under the heuristic prior, the preferred moves (win at once, else block)
+# get this much more logit than the other legal moves: prior odds e**5 = 148.
+HEURISTIC_LOGIT_GAP = 5.0
+
+_NEG = float(jnp.finfo(jnp.float32).min)
+
+
+def _check(name: str, value: str, allowed: tuple[str, ...]) -> None:
+    if value not in allowed:
+        raise ValueError(f"{name} must be one of {', '.join(map(repr, allowed))}; got {value!r}")
+
+
+def prior_logits(env: Env, prior: Literal["uniform", "heuristic"] = "uniform") -> jax.Array:
+    """Prior logits over the actions of one game.
+
+    Args:
+      env: one game (unbatched; ``jax.vmap`` for a batch).
+      prior: ``"uniform"``: equal logits over the legal actions.
+        ``"heuristic"``: the moves that win at once get ``HEURISTIC_LOGIT_GAP``
+        more logit than the other legal moves; if there is none, the moves that
+        block the opponent's immediate win do (the win/block rule of the
+        Connect 4 mctx tutorials).
+    Returns:
+      ``float32[num_actions]``; illegal actions get ``finfo(float32).min``.
+    Raises:
+      ValueError: for an unknown ``prior`` (checked at trace time).
+    """
+    _check("prior", prior, PRIORS)
+    game = env.game
+    legal = game.legal_action_mask(env)
+    logits = jnp.zeros(legal.shape, jnp.float32)
+    if prior == "heuristic":
+        win = game.winning_moves(env)
+        block = game.winning_moves(_swap_mover(env)) & legal
+        preferred = jnp.where(jnp.any(win), win, block)
+        logits = jnp.where(preferred, HEURISTIC_LOGIT_GAP, 0.0)
+    return jnp.where(legal, logits, _NEG).astype(jnp.float32)
+
+
+def _swap_mover(env: Env) -> Env:
+    return dataclasses.replace(env, to_move=1 - env.to_move)
+
+
+def leaf_value(
+    key: jax.Array,
+    env: Env,
+    *,
+    num_rollouts: int = 1,
+    rollout_policy: Literal["uniform", "heuristic"] = "uniform",
+) -> jax.Array:
+    """Monte Carlo value of one position: the mean of ``num_rollouts`` rollouts.
+
+    Args:
+      key: PRNG key, consumed.
+      env: one game.
+      num_rollouts: rollouts averaged (static, >= 1).
+      rollout_policy: ``"uniform"`` random legal moves, or ``"heuristic"``
+        (win at once, else block, else random).
+    Returns:
+      ``float32[]`` in ``[-1, 1]``, for the player to move; exactly 0 for a
+      finished game (its result belongs to the move that ended it).
+    """
+    _check("rollout_policy", rollout_policy, ROLLOUT_POLICIES)
+    if not isinstance(num_rollouts, int) or num_rollouts < 1:
+        raise ValueError(f"num_rollouts must be an int >= 1, got {num_rollouts!r}")
+    game = env.game
+    fn = game.rollout if rollout_policy == "uniform" else game.heuristic_rollout
+    if num_rollouts == 1:
+        value = fn(key, env)
+    else:
+        keys = jax.random.split(key, num_rollouts)
+        value = jnp.mean(jax.vmap(fn, in_axes=(0, None))(keys, env))
+    return jnp.where(env.done, 0.0, value).astype(jnp.float32)
+
+
+def make_root_fn(
+    *,
+    prior: str = "uniform",
+    num_rollouts: int = 1,
+    rollout_policy: str = "uniform",
+):
+    """A root function for driving mctx yourself.
+
+    Returns ``root_fn(params, rng_key, env) -> mctx.RootFnOutput`` for a batch
+    ``env`` (``[B]``): ``prior_logits`` ``float32[B, A]``, ``value``
+    ``float32[B]`` (rollouts; row ``b`` uses ``jax.random.split(rng_key, B)[b]``)
+    and ``embedding`` = ``env``.  ``params`` is ignored.  Pair it with
+    ``invalid_actions = ~vmap(env.game.legal_action_mask)(env)``.
+    """
+    _check("prior", prior, PRIORS)
+    _check("rollout_policy", rollout_policy, ROLLOUT_POLICIES)
+
+    def root_fn(params, rng_key, env: Env) -> mctx.RootFnOutput:
+        del params
+        keys = jax.random.split(rng_key, env.ply.shape[0])
+        value = jax.vmap(
+            lambda k, e: leaf_value(k, e, num_rollouts=num_rollouts, rollout_policy=rollout_policy)
+        )(keys, env)
+        return mctx.RootFnOutput(
+            prior_logits=jax.vmap(lambda e: prior_logits(e, prior))(env),
+            value=value,
+            embedding=env,
+        )
+
+    return root_fn
+
+
+def make_recurrent_fn(
+    *,
+    prior: str = "uniform",
+    num_rollouts: int = 1,
+    rollout_policy: str = "uniform",
+):
+    """A recurrent function for driving mctx yourself.
+
+    Returns ``recurrent_fn(params, rng_key, action, env)`` -> ``(mctx.RecurrentFnOutput,
+    next_env)`` for a batch: steps ``action`` (``int32[B]``), returns the
+    mover's ``reward`` ``float32[B]``, ``discount`` -1 (0 once the game is
+    over), the next node's prior logits and its rollout value (0 if over).
+    Row ``b`` evaluates with ``jax.random.split(rng_key, B)[b]``.
+    """
+    _check("prior", prior, PRIORS)
+    _check("rollout_policy", rollout_policy, ROLLOUT_POLICIES)
+
+    def recurrent_fn(params, rng_key, action, env: Env):
+        del params
+        keys = jax.random.split(rng_key, env.ply.shape[0])
+        out = jax.vmap(
+            lambda k, a, e: expand(
+                k, e, a, prior=prior, num_rollouts=num_rollouts, rollout_policy=rollout_policy
+            )
+        )(keys, action, env)
+        next_env, reward, discount, logits, value = out
+        return (
+            mctx.RecurrentFnOutput(
+                reward=reward, discount=discount, prior_logits=logits, value=value
+            ),
+            next_env,
+        )
+
+    return recurrent_fn
+
+
+def expand(key, env: Env, action, *, prior, num_rollouts, rollout_policy):
+    """One game's expansion: ``(next_env, reward, discount, prior_logits, value)``.
+
+    ``reward`` is the mover's, ``discount`` is -1 or 0 (game over), ``value``
+    is the leaf value of ``next_env`` (0 if over).  Internal; the search and
+    :func:`make_recurrent_fn` share it.
+    """
+    next_env, reward, done = env.game.env_step(env, action)
+    discount = jnp.where(done, 0.0, -1.0).astype(jnp.float32)
+    value = leaf_value(key, next_env, num_rollouts=num_rollouts, rollout_policy=rollout_policy)
+    return next_env, reward, discount, prior_logits(next_env, prior), value
