@@ -18,6 +18,7 @@ finished game changes nothing.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from typing import Sequence
 
 import jax
@@ -47,6 +48,10 @@ __all__ = [
     "render_rich",
     "board_array",
     "LINES",
+    "solve",
+    "count_minimax_nodes",
+    "solution_table",
+    "perfect_action_values",
 ]
 
 # The eight winning lines as 9-bit masks (numpy constants, no JAX work at import).
@@ -319,3 +324,284 @@ heuristic_rollout = GAME.heuristic_rollout
 render = GAME.render
 render_rich = GAME.render_rich
 board_array = GAME.board_array
+
+
+# =============================================================================
+# Exact solver (plain Python, no JAX inside the search)
+#
+# Negamax with alpha-beta pruning (Knuth & Moore, "An analysis of alpha-beta
+# pruning", Artificial Intelligence 6(4), 1975; Russell & Norvig, "Artificial
+# Intelligence: A Modern Approach", ch. 5 "Adversarial Search"), move ordering,
+# and a memo (transposition table) keyed on (x_mask, o_mask) holding proven
+# lower/upper bounds, so that a bound found under a narrow window is never
+# mistaken for an exact value.  Everything here is built lazily: importing the
+# module does no search and creates no arrays.
+
+# The eight lines as plain ints, and for each cell the lines through it.
+_LINES_PY = (0b000000111, 0b000111000, 0b111000000, 0b001001001,
+             0b010010010, 0b100100100, 0b100010001, 0b001010100)
+_CELL_LINES = tuple(tuple(l for l in _LINES_PY if l >> c & 1) for c in range(9))
+# Static move order: centre, corners, edges.
+_STATIC_ORDER = (4, 0, 2, 6, 8, 1, 3, 5, 7)
+# The memo: (x_mask, o_mask) -> (lower, upper) bound of the value for the
+# player to move.  Filled on demand; every entry is a proven bound.
+_TT: dict[tuple[int, int], tuple[int, int]] = {}
+_COUNT_METHODS = ("minimax", "alphabeta", "alphabeta_ordered")
+
+
+def _has_line_py(mask: int) -> bool:
+    return any(mask & l == l for l in _LINES_PY)
+
+
+def _completes_line(mask: int, cell: int) -> bool:
+    """Whether adding ``cell`` to ``mask`` makes a line through it."""
+    m = mask | (1 << cell)
+    return any(m & l == l for l in _CELL_LINES[cell])
+
+
+def _ordered_moves(me: int, opp: int) -> list[int]:
+    """Empty cells: immediate wins, then forced blocks, then centre, corners, edges."""
+    occ = me | opp
+    empty = [c for c in _STATIC_ORDER if not occ >> c & 1]
+    wins = [c for c in empty if _completes_line(me, c)]
+    blocks = [c for c in empty if c not in wins and _completes_line(opp, c)]
+    rest = [c for c in empty if c not in wins and c not in blocks]
+    return wins + blocks + rest
+
+
+def _negamax(me: int, opp: int, alpha: int, beta: int) -> int:
+    """Value (-1/0/+1) for the player to move (stones ``me``) of a running game.
+
+    Fail-soft alpha-beta: a result ``<= alpha`` is an upper bound, ``>= beta``
+    a lower bound, anything in between exact; with the window ``(-1, 1)`` the
+    result is always exact (no value lies outside ``[-1, 1]``).
+    """
+    key = (me, opp) if bin(me).count("1") == bin(opp).count("1") else (opp, me)
+    lo, hi = _TT.get(key, (-1, 1))
+    if lo == hi or lo >= beta:
+        return lo
+    if hi <= alpha:
+        return hi
+    a0, b0 = max(alpha, lo), min(beta, hi)
+    a, full = a0, me | opp
+    best = -2
+    for c in _ordered_moves(me, opp):
+        bit = 1 << c
+        if _completes_line(me, c):
+            v = 1
+        elif full | bit == _ALL:
+            v = 0
+        else:
+            v = -_negamax(opp, me | bit, -b0, -a)
+        if v > best:
+            best = v
+            if v > a:
+                a = v
+                if a >= b0:
+                    break
+    if best <= a0:
+        hi = min(hi, best)
+    elif best >= b0:
+        lo = max(lo, best)
+    else:
+        lo = hi = best
+    _TT[key] = (lo, hi)
+    return min(max(best, lo), hi)
+
+
+def _solve_masks(me: int, opp: int) -> list[float]:
+    """Exact value of each of the 9 actions of a running game (NaN if occupied)."""
+    out = [float("nan")] * 9
+    occ = me | opp
+    for c in range(9):
+        bit = 1 << c
+        if occ & bit:
+            continue
+        if _completes_line(me, c):
+            out[c] = 1.0
+        elif occ | bit == _ALL:
+            out[c] = 0.0
+        else:
+            out[c] = float(-_negamax(opp, me | bit, -1, 1))
+    return out
+
+
+def solve(env: Env) -> np.ndarray:
+    """Exact game-theoretic value of every action of one tic-tac-toe position.
+
+    Args:
+      env: one unbatched tic-tac-toe :class:`Env` (``stones`` ``uint32[2, 1]``,
+        scalar ``to_move``/``done``), e.g. from :func:`from_moves`.  Its arrays
+        are read once with numpy; this function cannot be traced by ``jax.jit``
+        (use :func:`perfect_action_values` there).
+
+    Returns:
+      ``numpy.float32[9]``: for each action (cell 0..8), the negamax value with
+      perfect play by both sides *for the player to move*: ``+1`` win, ``0``
+      draw, ``-1`` loss.  Illegal actions are ``NaN``: occupied cells, and
+      every action of a finished game (``env.done``, or a board that already
+      holds a line or is full).
+
+    Raises:
+      ValueError: for a batched env (index it first, e.g.
+        ``jax.tree.map(lambda a: a[i], env)``), a non-tic-tac-toe env, or a
+        running position that cannot arise in play (overlapping stones, or
+        stone counts that do not match ``to_move``).
+
+    Method: negamax with alpha-beta pruning (Knuth & Moore 1975; Russell &
+    Norvig, *Artificial Intelligence: A Modern Approach*, ch. 5), moves
+    ordered immediate wins, forced blocks, centre, corners, edges, and a memo
+    on ``(x_mask, o_mask)`` that stores proven bounds only, so it never
+    changes a returned value.
+    """
+    if not isinstance(env.game, TicTacToe):
+        raise ValueError(f"solve() takes a tic-tac-toe Env, got game {env.game!r}")
+    stones, to_move, done = (np.asarray(a) for a in jax.device_get((env.stones, env.to_move, env.done)))
+    if stones.shape != (2, 1) or to_move.shape != () or done.shape != ():
+        raise ValueError(
+            f"solve() takes one unbatched Env (stones uint32[2, 1]); got stones of shape "
+            f"{stones.shape}: index the batch first, e.g. jax.tree.map(lambda a: a[i], env)"
+        )
+    x, o = int(stones[0, 0]), int(stones[1, 0])
+    if (x | o) >> 9 or x & o:
+        raise ValueError(f"invalid stones: X mask {x:#011b}, O mask {o:#011b}")
+    nan = np.full(9, np.nan, np.float32)
+    if bool(done) or _has_line_py(x) or _has_line_py(o) or x | o == _ALL:
+        return nan
+    nx, no, mover = bin(x).count("1"), bin(o).count("1"), int(to_move)
+    if mover not in (0, 1) or nx - no != mover:
+        raise ValueError(
+            f"unreachable running position: {nx} X and {no} O stones with player {mover} to move"
+        )
+    me, opp = (x, o) if mover == 0 else (o, x)
+    return np.asarray(_solve_masks(me, opp), np.float32)
+
+
+def count_minimax_nodes(method: str) -> int:
+    """Number of nodes a full search of the empty board visits.
+
+    Every position entered counts once, the root and the finished games at the
+    leaves included (a game stops at a line or a full board).  No memo.
+
+    Args:
+      method: ``"minimax"``: plain minimax, cells tried in order 0..8 (the
+        whole game tree: 549,946 nodes); ``"alphabeta"``: alpha-beta (Knuth &
+        Moore 1975), same order, root window ``(-inf, +inf)``;
+        ``"alphabeta_ordered"``: the same with immediate wins first, then
+        forced blocks, then centre, corners, edges.
+    Returns:
+      ``int``, the node count.
+    Raises:
+      ValueError: for any other ``method``.
+    """
+    if method not in _COUNT_METHODS:
+        raise ValueError(f"method must be one of {_COUNT_METHODS}, got {method!r}")
+    count = 0
+    inf = 2  # larger than any game value
+
+    def minimax(me: int, opp: int) -> int:
+        nonlocal count
+        count += 1
+        if _has_line_py(opp):
+            return -1
+        occ = me | opp
+        if occ == _ALL:
+            return 0
+        best = -inf
+        for c in range(9):
+            if not occ >> c & 1:
+                best = max(best, -minimax(opp, me | (1 << c)))
+        return best
+
+    def alphabeta(me: int, opp: int, alpha: int, beta: int, ordered: bool) -> int:
+        nonlocal count
+        count += 1
+        if _has_line_py(opp):
+            return -1
+        occ = me | opp
+        if occ == _ALL:
+            return 0
+        moves = _ordered_moves(me, opp) if ordered else [c for c in range(9) if not occ >> c & 1]
+        best = -inf
+        for c in moves:
+            best = max(best, -alphabeta(opp, me | (1 << c), -beta, -alpha, ordered))
+            alpha = max(alpha, best)
+            if alpha >= beta:
+                break
+        return best
+
+    if method == "minimax":
+        value = minimax(0, 0)
+    else:
+        value = alphabeta(0, 0, -inf, inf, method == "alphabeta_ordered")
+    assert value == 0, value  # tic-tac-toe is a draw
+    return count
+
+
+@functools.lru_cache(maxsize=None)
+def solution_table() -> np.ndarray:
+    """Perfect-play values of every action of every tic-tac-toe board.
+
+    Returns:
+      ``numpy.int8[19683, 9]`` (read-only, built on the first call and cached):
+      row ``idx = sum(cell_state[i] * 3**i)`` (``cell_state`` 0 empty, 1 X,
+      2 O; cell ``i`` as in the actions) holds :func:`solve`'s values for the
+      player to move (X if the counts are equal, else O) as ``int8``
+      (+1/0/-1), with ``-2`` for illegal actions.  Rows of unreachable boards
+      (bad stone counts) and of finished boards (a line, or full) are all -2.
+    """
+    table = np.full((3**9, 9), -2, np.int8)
+    for idx in range(3**9):
+        x = o = 0
+        r = idx
+        for i in range(9):
+            r, s = divmod(r, 3)
+            if s == 1:
+                x |= 1 << i
+            elif s == 2:
+                o |= 1 << i
+        diff = bin(x).count("1") - bin(o).count("1")
+        if diff not in (0, 1) or x | o == _ALL or _has_line_py(x) or _has_line_py(o):
+            continue
+        me, opp = (x, o) if diff == 0 else (o, x)
+        vals = _solve_masks(me, opp)
+        table[idx] = [-2 if v != v else int(v) for v in vals]
+    table.flags.writeable = False
+    return table
+
+
+def perfect_action_values(env: Env) -> jax.Array:
+    """Perfect-play value of every action, looked up in :func:`solution_table`.
+
+    JAX, ``jit``- and ``vmap``-safe; unbatched (``jax.vmap`` it for a batch).
+
+    Args:
+      env: one tic-tac-toe :class:`Env` (``stones`` ``uint32[2, 1]``).
+    Returns:
+      ``int8[9]``: for the player to move, +1 win, 0 draw, -1 loss under
+      perfect play (as :func:`solve`), ``-2`` for illegal actions; all ``-2``
+      for a finished game (``env.done``, a line, or a full board) and for a
+      board that cannot arise with ``env.to_move`` to move.
+    Raises:
+      ValueError: (at trace time) if ``env.stones`` is not ``[2, 1]``, e.g. a
+        batch that was not vmapped.
+    """
+    stones = jnp.asarray(env.stones)
+    if stones.shape != (2, 1):
+        raise ValueError(
+            f"perfect_action_values takes one unbatched Env (stones [2, 1]); got "
+            f"{stones.shape}: jax.vmap it over a batch"
+        )
+    table = jnp.asarray(solution_table())
+    x = stones[0, 0].astype(jnp.uint32)
+    o = stones[1, 0].astype(jnp.uint32)
+    shifts = jnp.arange(9, dtype=jnp.uint32)
+    xc = ((x >> shifts) & 1).astype(jnp.int32)
+    oc = ((o >> shifts) & 1).astype(jnp.int32)
+    pow3 = jnp.asarray(np.array([3**i for i in range(9)], np.int32))
+    valid = ((x & o) == 0) & ((x | o) < (1 << 9))
+    idx = jnp.where(valid, jnp.sum((xc + 2 * oc) * pow3), 0)
+    mover_ok = jnp.asarray(env.to_move, jnp.int32) == jnp.sum(xc) - jnp.sum(oc)
+    ok = valid & mover_ok & ~jnp.asarray(env.done, bool)
+    return jnp.where(ok, table[idx], jnp.int8(-2))
+
