@@ -1,0 +1,281 @@
+"""Search throughput on Connect 4 (7x6) from the empty board: simulations/s.
+
+Measured in one run, so that the ratios hold on a shared machine:
+
+* ``c4jax.run_mcts`` (default options: PUCT, uniform prior, one uniform
+  random rollout per leaf, most-visited move), batch 1 x 1000 simulations and
+  batch 256 x 200 simulations, each called through ``jax.jit`` with a new key
+  per call;
+* the naive mctx recipe (``benchmarks/naive_mctx_recipe.py``: int8 board,
+  69-line win check, heuristic rollouts, ``mctx.muzero_policy``) at the same
+  two shapes;
+* for reference (no target), c4jax with ``rollout_policy="heuristic"`` (the
+  naive recipe's win/block rollouts) at the same two shapes, so that c4jax and
+  the naive recipe can be compared at equal work per simulation;
+* OpenSpiel's C++ ``MCTSBot`` (via ``pyspiel``), UCT c=2, one random rollout
+  per leaf, 1000 simulations, one thread: sims/s = 1000 / time of
+  ``bot.step(state)``.
+
+Method: every JAX function is called once first; that call (trace + compile +
+one run) is reported apart as "compile s".  Then the measurements are timed
+round-robin, ``--repeats`` rounds (default 5), each call ended by
+``block_until_ready``; the figure is the median.  OpenSpiel's step takes a few
+milliseconds, so each of its rounds times 10 steps (all 10 enter the median).
+
+Run:  python benchmarks/search_throughput.py [--repeats 5] [--quick]
+(``--quick``: small shapes and 2 rounds, a smoke run whose figures mean little.)
+
+Targets (checked on the full run): c4jax batch 1 >= 10,000 sims/s (1000 sims
+in <= 0.1 s); c4jax batch 256 >= half of OpenSpiel's single-thread rate;
+c4jax compile < 10 s for each shape.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import pathlib
+import platform
+import statistics
+import sys
+import time
+from typing import Callable
+
+import jax
+import jax.numpy as jnp
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+
+import c4jax  # noqa: E402
+import naive_mctx_recipe as naive  # noqa: E402
+from c4jax import connect4  # noqa: E402
+
+OPENSPIEL_STEPS_PER_ROUND = 10
+TARGET_BATCH1_SIMS_S = 10_000.0
+TARGET_BATCH_FRACTION_OF_OPENSPIEL = 0.5
+TARGET_COMPILE_S = 10.0
+
+
+@dataclasses.dataclass
+class Measurement:
+    name: str
+    kind: str  # "c4jax", "naive", "openspiel"
+    batch: int
+    simulations: int
+    run: Callable[[int], None]  # run(i): one timed call (blocks until done)
+    calls_per_round: int = 1
+    compile_s: float | None = None
+    times: list[float] = dataclasses.field(default_factory=list)
+
+    @property
+    def sims_per_call(self) -> int:
+        return self.batch * self.simulations
+
+    @property
+    def median_s(self) -> float:
+        return statistics.median(self.times)
+
+    @property
+    def sims_per_s(self) -> float:
+        return self.sims_per_call / self.median_s
+
+
+def c4jax_measurement(batch: int, sims: int, rollout_policy: str = "uniform") -> Measurement:
+    env = connect4.env_reset()
+    envs = jax.tree.map(lambda x: jnp.broadcast_to(x, (batch,) + x.shape), env)
+
+    @jax.jit
+    def move(key, envs):
+        return c4jax.run_mcts(key, envs, sims, rollout_policy=rollout_policy).action
+
+    keys = [jax.random.key(i) for i in range(1000)]
+
+    def run(i: int) -> None:
+        move(keys[i % len(keys)], envs).block_until_ready()
+
+    if rollout_policy == "uniform":
+        return Measurement(f"c4jax run_mcts, batch {batch} x {sims} sims", "c4jax", batch, sims, run)
+    name = f"  (info) c4jax, {rollout_policy} rollouts, batch {batch} x {sims}"
+    return Measurement(name, "c4jax-info", batch, sims, run)
+
+
+def naive_measurement(batch: int, sims: int) -> Measurement:
+    states = naive.batch_reset(batch)
+    keys = [jax.random.key(10_000 + i) for i in range(1000)]
+
+    def run(i: int) -> None:
+        naive.search_action(keys[i % len(keys)], states, sims).block_until_ready()
+
+    return Measurement(f"naive mctx recipe, batch {batch} x {sims} sims", "naive", batch, sims, run)
+
+
+def openspiel_measurement(sims: int, seed: int = 1) -> Measurement:
+    import pyspiel
+
+    game = pyspiel.load_game("connect_four")
+    bot = pyspiel.MCTSBot(
+        game,
+        pyspiel.RandomRolloutEvaluator(1, seed),
+        2.0,  # uct_c
+        sims,  # max_simulations
+        1000,  # max_memory_mb
+        False,  # solve
+        seed,
+        False,  # verbose
+    )
+    state = game.new_initial_state()
+
+    def run(i: int) -> None:
+        bot.step(state)
+
+    return Measurement(
+        f"OpenSpiel C++ MCTSBot, 1 thread, {sims} sims",
+        "openspiel",
+        1,
+        sims,
+        run,
+        calls_per_round=OPENSPIEL_STEPS_PER_ROUND,
+    )
+
+
+def measure(ms: list[Measurement], repeats: int, log) -> None:
+    for m in ms:
+        t0 = time.perf_counter()
+        m.run(0)
+        first = time.perf_counter() - t0
+        if m.kind != "openspiel":
+            m.compile_s = first
+        m.run(1)  # one more warm call
+        log(f"warm-up {m.name}: first call {first:.2f} s")
+    call = 2
+    for r in range(repeats):
+        for m in ms:
+            for _ in range(m.calls_per_round):
+                t0 = time.perf_counter()
+                m.run(call)
+                m.times.append(time.perf_counter() - t0)
+                call += 1
+        log(f"round {r + 1}/{repeats} done")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--repeats", type=int, default=5, help="timed rounds (median); default 5")
+    parser.add_argument("--quick", action="store_true", help="smoke run: small shapes, 2 rounds")
+    args = parser.parse_args(argv)
+    repeats = 2 if args.quick else args.repeats
+    if repeats < 1:
+        parser.error("--repeats must be >= 1")
+
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console(stderr=True, width=120)
+    out = Console(width=120)
+    log = lambda msg: console.log(msg)  # noqa: E731
+
+    if args.quick:
+        b1_sims, bb, bb_sims, os_sims = 100, 16, 20, 100
+    else:
+        b1_sims, bb, bb_sims, os_sims = 1000, 256, 200, 1000
+
+    import mctx
+    import pyspiel
+
+    info = {
+        "python": platform.python_version(),
+        "jax": jax.__version__,
+        "mctx": mctx.__version__,
+        "pyspiel": getattr(pyspiel, "__version__", "?"),
+        "backend": jax.default_backend(),
+        "cpus": os.cpu_count(),
+        "loadavg_start": [round(x, 2) for x in os.getloadavg()],
+        "repeats": repeats,
+        "quick": args.quick,
+    }
+
+    ms = [
+        openspiel_measurement(os_sims),
+        c4jax_measurement(1, b1_sims),
+        c4jax_measurement(bb, bb_sims),
+        naive_measurement(1, b1_sims),
+        naive_measurement(bb, bb_sims),
+        # Not a target: c4jax with the naive recipe's rollout policy, so that
+        # the c4jax/naive ratio can be read at equal work per simulation.
+        c4jax_measurement(1, b1_sims, "heuristic"),
+        c4jax_measurement(bb, bb_sims, "heuristic"),
+    ]
+    measure(ms, repeats, log)
+    info["loadavg_end"] = [round(x, 2) for x in os.getloadavg()]
+
+    ref = ms[0].sims_per_s
+    table = Table(
+        title=f"Connect 4 search throughput from the empty board (median of {repeats} rounds)"
+    )
+    for col in ("measurement", "sims/s", "ms/move", "compile s", "ratio to OpenSpiel"):
+        table.add_column(col, justify="left" if col == "measurement" else "right")
+    records = []
+    for m in ms:
+        ms_per_move = 1000.0 * m.median_s
+        table.add_row(
+            m.name,
+            f"{m.sims_per_s:,.0f}",
+            f"{ms_per_move:,.1f}",
+            "-" if m.compile_s is None else f"{m.compile_s:.2f}",
+            f"{m.sims_per_s / ref:.2f}",
+        )
+        records.append(
+            {
+                "measurement": m.name,
+                "kind": m.kind,
+                "batch": m.batch,
+                "simulations": m.simulations,
+                "sims_per_s": round(m.sims_per_s, 1),
+                "ms_per_move": round(ms_per_move, 3),
+                "compile_s": None if m.compile_s is None else round(m.compile_s, 3),
+                "ratio_to_openspiel": round(m.sims_per_s / ref, 4),
+                "times_s": [round(t, 5) for t in m.times],
+            }
+        )
+    out.print(table)
+    out.print(
+        "ms/move = wall time of one call: one move for each game of the batch. "
+        "compile s = the first call (trace + compile + one run)."
+    )
+
+    c1, cb = ms[1], ms[2]
+    targets = [
+        (
+            f"c4jax batch 1 >= {TARGET_BATCH1_SIMS_S:,.0f} sims/s",
+            f"{c1.sims_per_s:,.0f} sims/s ({1000 * c1.median_s:.1f} ms per {c1.simulations} sims)",
+            c1.sims_per_s >= TARGET_BATCH1_SIMS_S,
+        ),
+        (
+            f"c4jax batch {cb.batch} >= {TARGET_BATCH_FRACTION_OF_OPENSPIEL:g} x OpenSpiel",
+            f"{cb.sims_per_s:,.0f} vs {TARGET_BATCH_FRACTION_OF_OPENSPIEL * ref:,.0f} sims/s "
+            f"({cb.sims_per_s / ref:.2f} x)",
+            cb.sims_per_s >= TARGET_BATCH_FRACTION_OF_OPENSPIEL * ref,
+        ),
+        (
+            f"c4jax compile < {TARGET_COMPILE_S:g} s",
+            f"{c1.compile_s:.2f} s and {cb.compile_s:.2f} s",
+            max(c1.compile_s, cb.compile_s) < TARGET_COMPILE_S,
+        ),
+    ]
+    tt = Table(title="Targets" + (" (--quick: shapes differ, not meaningful)" if args.quick else ""))
+    for col in ("target", "measured", "result"):
+        tt.add_column(col)
+    for name, measured, ok in targets:
+        tt.add_row(name, measured, "[green]PASS[/green]" if ok else "[red]FAIL[/red]")
+    out.print(tt)
+
+    for rec in records:
+        print(json.dumps(rec))
+    print(json.dumps({"targets": {n: ("pass" if ok else "fail") for n, _, ok in targets}, "env": info}))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
