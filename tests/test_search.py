@@ -1,0 +1,453 @@
+"""run_mcts: agreement with mctx, hand-worked trees, tactics, invariants,
+determinism, options."""
+
+from __future__ import annotations
+
+import functools
+import json
+import pathlib
+
+import chex
+import jax
+import jax.numpy as jnp
+import mctx
+import numpy as np
+import pytest
+
+import c4jax
+from c4jax import connect4 as c4
+from c4jax import tictactoe as ttt
+
+DATA = pathlib.Path(c4jax.__file__).parent / "data" / "connect4_positions.jsonl"
+TREE_FIELDS = (
+    "node_visits", "raw_values", "node_values", "parents", "action_from_parent",
+    "children_index", "children_prior_logits", "children_visits", "children_rewards",
+    "children_discounts", "children_values",
+)
+
+
+def stack(envs):
+    return jax.tree.map(lambda *xs: jnp.stack(xs), *envs)
+
+
+def row(tree, b=0):
+    return jax.tree.map(lambda x: np.asarray(x[b]), tree)
+
+
+def records():
+    return [json.loads(line) for line in DATA.read_text().splitlines()]
+
+
+# --------------------------------------------------------------------------
+# Agreement with mctx's own search (something we did not write).
+
+
+def _mctx_reference(key, env, n):
+    """mctx.muzero_policy on our root_fn/recurrent_fn, with run_mcts's key
+    schedule (root_key, policy_key = split(key)) and its default Q transform."""
+    root_key, policy_key = jax.random.split(key)
+    envs = jax.tree.map(lambda x: x[None], env)
+    root = c4jax.make_root_fn()(None, root_key, envs)
+    invalid = ~jax.vmap(env.game.legal_action_mask)(envs)
+    qtransform = functools.partial(mctx.qtransform_by_min_max, min_value=-1.0, max_value=1.0)
+    return mctx.muzero_policy(
+        None, policy_key, root, c4jax.make_recurrent_fn(), n,
+        invalid_actions=invalid, qtransform=qtransform, dirichlet_fraction=0.0,
+    ).search_tree
+
+
+def _nodes_below_terminal(tree):
+    """Indices of expanded nodes whose parent is a finished game."""
+    t = row(tree)
+    used = np.nonzero(t.node_visits > 0)[0]
+    return [i for i in used if t.parents[i] >= 0 and t.embeddings.done[t.parents[i]]]
+
+
+@pytest.mark.parametrize(
+    "game,moves,n,seed",
+    [(c4, "", 60, 42), (ttt, "5", 30, 42), (c4, "4453", 25, 42), (ttt, "", 40, 3)],
+)
+def test_same_tree_as_mctx_muzero_policy(game, moves, n, seed):
+    key = jax.random.key(seed)
+    env = game.from_moves(moves)
+    ref = _mctx_reference(key, env, n)
+    # Precondition: mctx never expanded below a finished game here (where it
+    # does, the trees differ by design; see the next test).
+    assert _nodes_below_terminal(ref) == []
+    ours = c4jax.run_mcts(key, env, n).search_tree
+    for field in TREE_FIELDS:
+        np.testing.assert_allclose(
+            np.asarray(getattr(ours, field)), np.asarray(getattr(ref, field)),
+            rtol=0, atol=1e-6, err_msg=field,
+        )
+
+
+def test_terminal_aware_where_mctx_expands_below_finished_games():
+    key, env, n = jax.random.key(42), c4.from_moves("4453"), 60
+    ref = _mctx_reference(key, env, n)
+    ours = c4jax.run_mcts(key, env, n).search_tree
+    below = _nodes_below_terminal(ref)
+    assert below, "mctx should spend nodes below finished games in this position"
+    assert _nodes_below_terminal(ours) == []
+    # Identical up to the first node mctx put below a finished game.
+    first = min(below)
+    np.testing.assert_array_equal(
+        np.asarray(ours.parents[0, :first]), np.asarray(ref.parents[0, :first])
+    )
+    np.testing.assert_array_equal(
+        np.asarray(ours.action_from_parent[0, :first]), np.asarray(ref.action_from_parent[0, :first])
+    )
+    # mctx used all n + 1 nodes; we used fewer, and every simulation still
+    # reached the root.
+    t = row(ours)
+    assert np.sum(t.node_visits > 0) < n + 1
+    assert t.node_visits[0] == n + 1 and t.children_visits[0].sum() == n
+
+
+# --------------------------------------------------------------------------
+# Hand-worked trees (uniform prior, PUCT c1 = 1.25, c2 = 19652, Q by min-max
+# over [-1, 1]: unvisited actions score 0, a draw 0.5, a win 1).
+
+
+def test_hand_worked_one_legal_move():
+    #  X | O | X
+    # ---+---+---        X to move (ply 8); only cell 9 is empty.
+    #  X | O | O         X at 9 makes no line: the game ends in a draw.
+    # ---+---+---
+    #  O | X | .
+    # Sim 1 expands the child (a finished game, value 0, reward 0); sims 2-5
+    # stop at that finished child and back up 0 again: no other node is made.
+    # The root's rollout is forced too (X plays 9: draw), so raw value = 0.
+    # Root: 1 + 5 visits, value (0 + 5 * 0) / 6 = 0; Q(9) = 0 + 0 * 0 = 0.
+    env = ttt.from_moves("12354687")
+    assert np.asarray(ttt.legal_action_mask(env)).tolist() == [False] * 8 + [True]
+    out = c4jax.run_mcts(jax.random.key(0), env, 5)
+    t = row(out.search_tree)
+    assert int(out.action) == 8
+    assert out.visit_counts.tolist() == [0] * 8 + [5]
+    assert t.node_visits[:3].tolist() == [6, 5, 0]
+    assert t.raw_values[0] == 0.0 and t.node_values[0] == 0.0 and float(out.value) == 0.0
+    assert bool(t.embeddings.done[1]) and int(t.embeddings.winner[1]) == -1
+    assert float(out.qvalues[8]) == 0.0
+    assert np.sum(t.node_visits > 0) == 2
+
+
+@pytest.mark.parametrize("n,visits_a,visits_b", [(7, 5, 2), (8, 6, 2)])
+def test_hand_worked_two_legal_moves(n, visits_a, visits_b):
+    #  X | X | O
+    # ---+---+---        O to move (ply 7); cells 6 and 9 are empty.
+    #  O | O | .    a = cell 6 (action 5): O completes 4-5-6, wins: Q = +1.
+    # ---+---+---   b = cell 9 (action 8): blocks 7-8-9; X then fills 6,
+    #  X | X | .        no line: a draw, Q = 0.
+    # Scores (min-max: win 1, draw 0.5, unvisited 0), prior 1/2 each,
+    # policy term u(n_x) = sqrt(N) * pb_c(N) * 0.5 / (1 + n_x),
+    # pb_c(N) = 1.25 + ln((N + 19653) / 19652), N = root visits.
+    # Sim 1 is a tie (broken by mctx's 1e-7 noise); either way:
+    #  if a first: N=2: a 1+0.442=1.442 > b 0+0.884   -> a (2, 0)
+    #              N=3: a 1+0.361 > b 0+1.083          -> a (3, 0)
+    #              N=4: a 1+0.313 > b 0+1.250          -> a (4, 0)
+    #              N=5: a 1+0.280 < b 0+1.398          -> b (4, 1)
+    #              N=6: a 1+0.255 > b 0.5+0.766        -> a (5, 1)
+    #              N=7: a 1+0.276 < b 0.5+0.827        -> b (5, 2)
+    #  if b first: N=2: a 0+0.884 < b 0.5+0.442=0.942  -> b (0, 2)
+    #              N=3..7: a wins every comparison      -> a (5, 2)
+    #  N=8 (8th sim): a 1+0.236 > b 0.5+0.589           -> a (6, 2)
+    # b's 2nd visit expands b's only child (X fills 6: draw, value 0);
+    # a later visit stops at that finished child.  The root's rollout is
+    # O at 6 (+1) or O at 9 then X at 6 (0), so raw value is 0 or 1 and the
+    # root value is (raw + visits_a * 1 + visits_b * 0) / (n + 1).
+    env = ttt.from_moves("1324758")
+    assert np.flatnonzero(np.asarray(ttt.legal_action_mask(env))).tolist() == [5, 8]
+    out = c4jax.run_mcts(jax.random.key(7), env, n)
+    t = row(out.search_tree)
+    expected = [0] * 9
+    expected[5], expected[8] = visits_a, visits_b
+    assert out.visit_counts.tolist() == expected
+    assert int(out.action) == 5
+    assert float(out.qvalues[5]) == 1.0 and float(out.qvalues[8]) == 0.0
+    raw = float(t.raw_values[0])
+    assert raw in (0.0, 1.0)
+    np.testing.assert_allclose(float(out.value), (raw + visits_a) / (n + 1), rtol=1e-6)
+    a = t.children_index[0, 5]
+    b = t.children_index[0, 8]
+    assert t.node_visits[a] == visits_a and t.node_values[a] == 0.0 and bool(t.embeddings.done[a])
+    assert t.node_visits[b] == visits_b and t.node_values[b] == 0.0
+    assert np.sum(t.node_visits > 0) == 4  # root, a, b, b's finished child
+
+
+# --------------------------------------------------------------------------
+# Tactics, both players, both games, 10 seeds each.
+
+
+def test_connect4_tactical_positions_win_now_else_block():
+    recs = [r for r in records() if r["kind"] == "tactical"]
+    assert {r["to_move"] for r in recs} == {1, 2}
+    envs = stack([c4.from_moves(r["moves"]) for r in recs] * 10)
+    keys = jax.random.split(jax.random.key(0), len(recs) * 10)
+    # Default options.  At 300 simulations 4 of these 300 searches still miss
+    # the block in "621454551432" (a lost position: every move loses, the
+    # block only later); at 1000 none does.
+    actions = np.asarray(jax.jit(lambda k, e: c4jax.run_mcts(k, e, 1000).action)(keys, envs))
+    for i, a in enumerate(actions):
+        r = recs[i % len(recs)]
+        assert a in r["best"], (r["moves"], r["tactic"], a, r["best"])
+
+
+def test_tictactoe_tactics_both_players():
+    cases = [
+        ("1425", [2]),   # X to move: win at cell 3 (1-2-3), not the block at 6
+        ("14259", [5]),  # O to move: win at cell 6 (4-5-6), not the block at 3
+        ("152", [2]),    # O to move, no win: block X's 1-2-3 at cell 3
+        ("1593", [6]),   # X to move, no win: block O's 3-5-7 at cell 7
+    ]
+    for moves, best in cases:  # the expected move is optimal (exact solver)
+        values = ttt.solve(ttt.from_moves(moves))
+        assert values[best[0]] == np.nanmax(values), moves
+        env = ttt.from_moves(moves)
+        if moves in ("1425", "14259"):  # the immediate win, and a threat to block
+            assert np.flatnonzero(np.asarray(ttt.winning_moves(env))).tolist() == best
+            assert np.asarray(ttt.winning_moves(c4jax.values._swap_mover(env))).any()
+        else:  # no win; the unique block
+            assert not np.asarray(ttt.winning_moves(env)).any()
+            assert np.flatnonzero(np.asarray(ttt.winning_moves(c4jax.values._swap_mover(env)))).tolist() == best
+    envs = stack([ttt.from_moves(m) for m, _ in cases] * 10)
+    keys = jax.random.split(jax.random.key(1), len(cases) * 10)
+    actions = np.asarray(jax.jit(lambda k, e: c4jax.run_mcts(k, e, 200).action)(keys, envs))
+    for i, a in enumerate(actions):
+        moves, best = cases[i % len(cases)]
+        assert a in best, (moves, a, best)
+
+
+def test_connect4_perfect_play_positions_floor():
+    # Measured at 400 simulations, key 0, default options: strict 0.88,
+    # win/draw/loss 0.97 (benchmarks/README.md has the table); a random
+    # legal move scores about 0.26 and 0.62.
+    recs = records()
+    envs = stack([c4.from_moves(r["moves"]) for r in recs])
+    actions = np.asarray(jax.jit(lambda k, e: c4jax.run_mcts(k, e, 400).action)(jax.random.key(0), envs))
+    strict = np.mean([a in r["best"] for a, r in zip(actions, recs)])
+    wdl = np.mean([a in r["best_wdl"] for a, r in zip(actions, recs)])
+    assert strict >= 0.85 and wdl >= 0.95, (strict, wdl)
+
+
+# --------------------------------------------------------------------------
+# Invariants on a batch mixing live and finished games.
+
+
+def _check_tree_invariants(tree, n, live):
+    for b in range(tree.node_visits.shape[0]):
+        t = row(tree, b)
+        assert np.all(np.isfinite(t.node_values)) and np.all(np.isfinite(t.children_values))
+        assert np.all(np.isfinite(t.raw_values))
+        used = t.node_visits > 0
+        if not live[b]:
+            assert used.tolist() == [True] + [False] * (len(used) - 1)
+            continue
+        assert t.node_visits[0] == n + 1 and t.children_visits[0].sum() == n
+        assert np.all(np.abs(t.node_values[used]) <= 1 + 1e-6)
+        game = t.embeddings.game
+        for i in np.flatnonzero(used):
+            env_i = jax.tree.map(lambda x: x[i], t.embeddings)
+            legal = np.asarray(game.legal_action_mask(env_i))
+            # no visit, no child through an illegal action, at any node
+            assert np.all(t.children_visits[i][~legal] == 0)
+            assert np.all(t.children_index[i][~legal] == -1)
+            if bool(env_i.done):  # nothing below a finished game
+                assert np.all(t.children_index[i] == -1) and t.node_values[i] == 0.0
+            else:
+                assert t.node_visits[i] == 1 + t.children_visits[i].sum()
+            for a in np.flatnonzero(t.children_index[i] >= 0):
+                c = t.children_index[i, a]
+                assert t.parents[c] == i and t.action_from_parent[c] == a and c > i
+                assert t.children_visits[i, a] == t.node_visits[c]
+                np.testing.assert_allclose(t.children_values[i, a], t.node_values[c], atol=1e-6)
+                if t.children_rewards[i, a] == 1.0:  # a win found in the tree
+                    assert t.children_discounts[i, a] == 0.0
+                    q = t.children_rewards[i, a] + t.children_discounts[i, a] * t.children_values[i, a]
+                    assert q == 1.0
+
+
+@pytest.mark.parametrize("selection", ["puct", "uct", "gumbel"])
+def test_invariants_batch_of_live_and_finished_games(selection):
+    finished = [c4.from_moves("1212121"), c4.from_moves("")]
+    finished[1] = c4.env_step(c4.from_moves("1111112"), 0)[0]  # illegal move: game over
+    live = [c4.from_moves("4453"), c4.from_moves("121212"), c4.from_moves("3")]
+    envs = stack([live[0], finished[0], live[1], finished[1], live[2]])
+    is_live = [True, False, True, False, True]
+    n = 120
+    out = c4jax.run_mcts(jax.random.key(3), envs, n, selection=selection)
+    assert out.action.tolist()[1] == -1 and out.action.tolist()[3] == -1
+    assert np.all(np.asarray(out.action_weights)[[1, 3]] == 0.0)
+    assert np.all(np.asarray(out.visit_counts)[[1, 3]] == 0)
+    for b in (0, 2, 4):
+        legal = np.asarray(c4.legal_action_mask(jax.tree.map(lambda x: x[b], envs)))
+        assert legal[int(out.action[b])]
+        np.testing.assert_allclose(np.asarray(out.action_weights[b]).sum(), 1.0, rtol=1e-6)
+    assert int(out.action[2]) == 0  # "121212": X wins in column 1
+    assert float(out.qvalues[2, 0]) == 1.0
+    for x in (out.action_weights, out.qvalues, out.value):
+        assert np.all(np.isfinite(np.asarray(x)))
+    _check_tree_invariants(out.search_tree, n, is_live)
+
+
+def test_invariants_tictactoe_deep_search():
+    out = c4jax.run_mcts(jax.random.key(5), ttt.env_reset(), 600)
+    _check_tree_invariants(out.search_tree, 600, [True])
+    # The tic-tac-toe game tree is small: 600 simulations reach finished games.
+    t = row(out.search_tree)
+    assert np.any(t.embeddings.done[t.node_visits > 0])
+
+
+# --------------------------------------------------------------------------
+# Determinism, batching, compile-once.
+
+
+def test_same_key_same_result_and_batch_rows_equal_single_games():
+    moves = ["", "4", "4453", "121212", "3344"]
+    envs = stack([c4.from_moves(m) for m in moves])
+    key = jax.random.key(11)
+    a = c4jax.run_mcts(key, envs, 80)
+    b = c4jax.run_mcts(key, envs, 80)
+    chex.assert_trees_all_equal(a, b)
+    keys = jax.random.split(key, len(moves))
+    for i, m in enumerate(moves):
+        single = c4jax.run_mcts(keys[i], c4.from_moves(m), 80)
+        assert int(single.action) == int(a.action[i])
+        chex.assert_trees_all_equal(single.visit_counts, a.visit_counts[i])
+        chex.assert_trees_all_close(single.qvalues, a.qvalues[i])
+        chex.assert_trees_all_equal(
+            jax.tree.map(lambda x: x[0], single.search_tree),
+            jax.tree.map(lambda x: x[i], a.search_tree),
+        )
+    # A [B] batch of keys: row i uses keys[i].
+    c = c4jax.run_mcts(keys, envs, 80)
+    chex.assert_trees_all_equal(a, c)
+
+
+def test_jitted_search_compiles_once():
+    @jax.jit
+    @chex.assert_max_traces(n=1)
+    def search(key, env):
+        return c4jax.run_mcts(key, env, 50).action
+
+    env = c4.from_moves("44")
+    for i in range(4):
+        search(jax.random.key(i), env)
+        env = c4.env_step(env, i)[0]
+
+
+def test_eager_and_jit_agree():
+    env = ttt.from_moves("15")
+    eager = c4jax.run_mcts(jax.random.key(2), env, 64)
+    jitted = jax.jit(lambda k, e: c4jax.run_mcts(k, e, 64))(jax.random.key(2), env)
+    chex.assert_trees_all_close(eager, jitted)
+
+
+# --------------------------------------------------------------------------
+# Options.
+
+
+def test_bad_options_raise_value_errors_naming_allowed_values():
+    env = c4.env_reset()
+    key = jax.random.key(0)
+    with pytest.raises(ValueError, match="'puct', 'uct', 'gumbel'"):
+        c4jax.run_mcts(key, env, 10, selection="ucb")
+    with pytest.raises(ValueError, match="the options are: .*selection"):
+        c4jax.run_mcts(key, env, 10, simulations=3)
+    with pytest.raises(ValueError, match="'uniform', 'heuristic'"):
+        c4jax.run_mcts(key, env, 10, prior="nn")
+    with pytest.raises(ValueError, match="num_simulations"):
+        c4jax.run_mcts(key, env, 0)
+    with pytest.raises(ValueError, match="num_simulations"):
+        c4jax.run_mcts(key, env, 2.5)
+    with pytest.raises(ValueError, match="temperature"):
+        c4jax.run_mcts(key, env, 10, temperature=-1.0)
+    with pytest.raises(ValueError, match="dirichlet_fraction"):
+        c4jax.run_mcts(key, env, 10, dirichlet_fraction=1.5)
+    with pytest.raises(ValueError, match="qtransform"):
+        c4jax.run_mcts(key, env, 10, qtransform="minmax")
+    with pytest.raises(ValueError, match="capacity"):
+        c4jax.run_mcts(key, env, 10, capacity=1)
+    with pytest.raises(ValueError, match="env must be a c4jax Env"):
+        c4jax.run_mcts(key, np.zeros((6, 7)), 10)
+    with pytest.raises(ValueError, match="at most one batch axis"):
+        c4jax.run_mcts(key, stack([stack([env, env])] * 2), 10)
+    with pytest.raises(ValueError, match="one key per game"):
+        c4jax.run_mcts(jax.random.split(key, 3), stack([env, env]), 10)
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        dict(selection="uct"),
+        dict(selection="gumbel"),
+        dict(prior="heuristic"),
+        dict(rollout_policy="heuristic", num_rollouts=2),
+        dict(qtransform="parent_and_siblings"),
+    ],
+)
+def test_every_selection_rule_and_option_finds_the_win(options):
+    # O to move; O has 2,2,2 in column 2 ("1212121" minus the last X):
+    # position "121212": X to move wins in column 1 (index 0).
+    envs = stack([c4.from_moves("121212"), c4.from_moves("1212123")])
+    out = c4jax.run_mcts(jax.random.key(4), envs, 150, **options)
+    assert out.action.tolist() == [0, 1], out.visit_counts  # O: win in column 2
+    assert float(out.qvalues[0, 0]) == 1.0 and float(out.qvalues[1, 1]) == 1.0
+
+
+def test_heuristic_prior_prefers_win_then_block():
+    win = c4jax.prior_logits(c4.from_moves("121212"), "heuristic")
+    assert int(jnp.argmax(win)) == 0 and float(win[0] - win[1]) == c4jax.values.HEURISTIC_LOGIT_GAP
+    block = c4jax.prior_logits(c4.from_moves("12121"), "heuristic")  # O must block column 1
+    assert int(jnp.argmax(block)) == 0 and float(block[0] - block[3]) == c4jax.values.HEURISTIC_LOGIT_GAP
+    full = c4jax.prior_logits(c4.from_moves("111111"), "uniform")
+    assert float(full[0]) == float(jnp.finfo(jnp.float32).min) and np.all(np.asarray(full[1:]) == 0)
+
+
+def test_max_depth_one_reevaluates_children_instead_of_expanding():
+    out = c4jax.run_mcts(jax.random.key(0), c4.env_reset(), 70, max_depth=1)
+    t = row(out.search_tree)
+    used = np.flatnonzero(t.node_visits > 0)
+    assert len(used) == 8  # the root and its 7 children, nothing deeper
+    assert np.all(t.parents[used[1:]] == 0)
+    assert t.children_visits[0].sum() == 70
+    np.testing.assert_array_equal(t.node_visits[t.children_index[0]], t.children_visits[0])
+
+
+def test_dirichlet_noise_changes_root_prior_only_over_legal_actions():
+    env = c4.from_moves("111111")  # column 1 is full
+    plain = c4jax.run_mcts(jax.random.key(0), env, 20)
+    noisy = c4jax.run_mcts(jax.random.key(0), env, 20, dirichlet_fraction=0.25)
+    noisy2 = c4jax.run_mcts(jax.random.key(0), env, 20, dirichlet_fraction=0.25)
+    p0 = np.asarray(plain.search_tree.children_prior_logits[0, 0])
+    p1 = np.asarray(noisy.search_tree.children_prior_logits[0, 0])
+    assert not np.allclose(p0[1:], p1[1:])
+    assert p1[0] == np.finfo(np.float32).min
+    np.testing.assert_allclose(np.exp(p1[1:]).sum(), 1.0, rtol=1e-5)
+    chex.assert_trees_all_equal(noisy, noisy2)
+    assert int(noisy.visit_counts[0]) == 0
+
+
+def test_temperature_samples_visited_actions_deterministically():
+    env = c4.env_reset()
+    outs = [c4jax.run_mcts(jax.random.key(i), env, 40, temperature=1.0) for i in range(12)]
+    for o in outs:
+        assert int(o.visit_counts[int(o.action)]) > 0
+    assert len({int(o.action) for o in outs}) > 1
+    again = c4jax.run_mcts(jax.random.key(3), env, 40, temperature=1.0)
+    assert int(again.action) == int(outs[3].action)
+
+
+def test_capacity_smaller_than_simulations_loses_no_simulation():
+    out = c4jax.run_mcts(jax.random.key(0), c4.from_moves("44"), 60, capacity=10)
+    t = row(out.search_tree)
+    assert t.node_visits.shape == (10,)
+    assert np.all(t.node_visits > 0)  # every node used
+    assert t.node_visits[0] == 61 and t.children_visits[0].sum() == 60
+    # Edges without a node collected their evaluations: visits and a value.
+    collecting = (t.children_index == -1) & (t.children_visits > 0)
+    assert collecting.any()
+    assert np.all(np.abs(t.children_values[collecting]) <= 1.0)
+    # Every backup reached the root: visit sums are consistent at each node.
+    for i in range(10):
+        assert t.node_visits[i] == 1 + t.children_visits[i].sum() or bool(t.embeddings.done[i])
