@@ -8,28 +8,54 @@ Public API (everything else is internal):
   :class:`SearchOptions`, :class:`SearchOutput`;
 * subtree reuse: :func:`get_subtree`;
 * driving mctx yourself: :func:`make_root_fn`, :func:`make_recurrent_fn`,
-  :func:`prior_logits`, :func:`leaf_value`.
+  :func:`prior_logits`, :func:`leaf_value`;
+* players and the arena: :class:`Player` and its makers, :func:`arena`,
+  :class:`ArenaResult`, game records in JSON lines.
 """
 
 from c4jax import connect4, tictactoe
+from c4jax.arena import ArenaResult, GameRecord, arena, play_games, read_games, write_games
 from c4jax.env import Env
-from c4jax.reuse import get_subtree
+from c4jax.players import (
+    Player,
+    flat_mc_player,
+    heuristic_player,
+    mcts_player,
+    parse_player,
+    perfect_player,
+    random_player,
+)
+from c4jax.reuse import empty_tree, get_subtree
 from c4jax.search import SearchOptions, SearchOutput, run_mcts
 from c4jax.values import leaf_value, make_recurrent_fn, make_root_fn, prior_logits
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "ArenaResult",
     "Env",
+    "GameRecord",
+    "Player",
     "SearchOptions",
     "SearchOutput",
     "__version__",
+    "arena",
     "connect4",
+    "empty_tree",
+    "flat_mc_player",
     "get_subtree",
+    "heuristic_player",
     "leaf_value",
     "make_recurrent_fn",
     "make_root_fn",
+    "mcts_player",
+    "parse_player",
+    "perfect_player",
+    "play_games",
     "prior_logits",
+    "random_player",
+    "read_games",
     "run_mcts",
     "tictactoe",
+    "write_games",
 ]

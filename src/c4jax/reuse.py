@@ -20,7 +20,7 @@ import jax
 import jax.numpy as jnp
 import mctx
 
-__all__ = ["get_subtree"]
+__all__ = ["get_subtree", "empty_tree"]
 
 UNVISITED = mctx.Tree.UNVISITED
 NO_PARENT = mctx.Tree.NO_PARENT
@@ -105,3 +105,27 @@ def _subtree_one(tree: mctx.Tree, action: jax.Array) -> mctx.Tree:
         embeddings=embeddings,
         root_invalid_actions=jnp.where(count > 0, ~legal, True).astype(tree.root_invalid_actions.dtype),
     )
+
+
+def empty_tree(env, capacity: int) -> mctx.Tree:
+    """An empty tree (all visit counts 0) with room for ``capacity`` nodes, for
+    a batch ``env`` (``[B]``): ``run_mcts(..., tree=empty_tree(env, N))``
+    searches fresh with capacity ``N``, and a game played that way compiles
+    its reuse step once, from the first move on.
+
+    Raises:
+      ValueError: if ``env`` is not batched or ``capacity`` < 2.
+    """
+    from c4jax.search import _new_tree
+
+    if isinstance(capacity, bool) or not isinstance(capacity, int) or capacity < 2:
+        raise ValueError(f"capacity must be an int >= 2; got {capacity!r}")
+    if len(env.batch_shape) != 1:
+        raise ValueError(f"env must have one batch axis [B]; got batch shape {env.batch_shape}")
+
+    def one(e):
+        logits = jnp.zeros((e.game.num_actions,), jnp.float32)
+        tree = _new_tree(e, logits, jnp.float32(0), capacity, None)
+        return tree.replace(node_visits=jnp.zeros_like(tree.node_visits))
+
+    return jax.vmap(one)(env)

@@ -1,0 +1,449 @@
+"""The arena: G games between two players as one jitted, batched loop.
+
+Both sides' moves are batched across games: at every ply player A acts on the
+half of the games where it is to move and player B on the other half (games
+where A moves first are in one half, the others in the other), so each
+player's search runs once per ply on ``G / 2`` games.  Every game has its own
+PRNG key (``jax.random.split(key, G)[g]``, folded with the ply), so a game's
+moves depend only on its key, who moves first and the players: the batched
+arena equals one game at a time (tested).
+
+Statistics: wins/draws/losses per side with 95% Wilson score intervals
+(Wilson 1927), the Elo difference ``400 log10(s / (1 - s))`` of A's score
+``s = (wins + draws / 2) / G`` with its interval mapped from the Wilson
+interval of ``s``, the mean game length, games/s and simulations/s (run time
+without compilation; compile time reported apart).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import time
+from typing import Any, Iterable, Sequence
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from c4jax.env import NO_WINNER, Env
+from c4jax.players import Player
+
+__all__ = [
+    "ArenaResult",
+    "GameRecord",
+    "arena",
+    "play_games",
+    "wilson_interval",
+    "elo_difference",
+    "write_games",
+    "read_games",
+]
+
+Z95 = 1.959963984540054
+
+
+def wilson_interval(successes: float, n: int, z: float = Z95) -> tuple[float, float]:
+    """95% Wilson score interval of a proportion ``successes / n`` (Wilson 1927).
+
+    Returns ``(0.0, 1.0)`` for ``n == 0``.  ``successes`` may be fractional
+    (a score with draws as halves)."""
+    if n <= 0:
+        return 0.0, 1.0
+    p = successes / n
+    denom = 1.0 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def elo_difference(score: float) -> float:
+    """Elo difference for an expected score in ``[0, 1]`` (logistic model,
+    400-point scale); ``+inf``/``-inf`` at 1 and 0."""
+    if score >= 1.0:
+        return math.inf
+    if score <= 0.0:
+        return -math.inf
+    return 400.0 * math.log10(score / (1.0 - score))
+
+
+@dataclasses.dataclass(frozen=True)
+class GameRecord:
+    """One game: its moves (0-based actions), who was X (moved first), and the
+    result: ``"X"``, ``"O"`` or ``"draw"``."""
+
+    moves: tuple[int, ...]
+    x_player: str
+    o_player: str
+    result: str
+    game: str
+
+    def to_json(self) -> str:
+        return json.dumps(
+            {
+                "game": self.game,
+                "x": self.x_player,
+                "o": self.o_player,
+                "result": self.result,
+                "plies": len(self.moves),
+                "moves": [m + 1 for m in self.moves],  # 1-based, as from_moves takes them
+            }
+        )
+
+    @staticmethod
+    def from_json(line: str) -> "GameRecord":
+        d = json.loads(line)
+        for field in ("game", "x", "o", "result", "moves"):
+            if field not in d:
+                raise ValueError(f"game record lacks {field!r}: {line.strip()[:80]}")
+        if d["result"] not in ("X", "O", "draw"):
+            raise ValueError(f"result must be 'X', 'O' or 'draw'; got {d['result']!r}")
+        return GameRecord(
+            moves=tuple(int(m) - 1 for m in d["moves"]),
+            x_player=d["x"],
+            o_player=d["o"],
+            result=d["result"],
+            game=d["game"],
+        )
+
+
+@dataclasses.dataclass(frozen=True)
+class ArenaResult:
+    """What :func:`arena` returns.  ``wins``/``draws``/``losses`` are A's
+    (B's wins are A's losses); ``*_ci`` are 95% Wilson intervals of the
+    rates; ``elo`` is A minus B with ``elo_ci``."""
+
+    player_a: str
+    player_b: str
+    num_games: int
+    wins: int
+    draws: int
+    losses: int
+    wins_ci: tuple[float, float]
+    draws_ci: tuple[float, float]
+    losses_ci: tuple[float, float]
+    score: float
+    elo: float
+    elo_ci: tuple[float, float]
+    a_first: tuple[int, int, int]
+    a_second: tuple[int, int, int]
+    mean_length: float
+    seconds: float
+    compile_seconds: float
+    games_per_second: float
+    simulations_per_second: float
+    games: tuple[GameRecord, ...]
+
+    def summary(self) -> dict[str, Any]:
+        """Everything but the games, JSON-ready (infinite Elo as a string)."""
+        d = dataclasses.asdict(self)
+        d.pop("games")
+        for k in ("elo",):
+            if math.isinf(d[k]):
+                d[k] = "inf" if d[k] > 0 else "-inf"
+        d["elo_ci"] = [("inf" if x > 0 else "-inf") if math.isinf(x) else x for x in d["elo_ci"]]
+        return d
+
+    def table(self):
+        """A :class:`rich.table.Table` of the results."""
+        from rich.table import Table
+
+        def pct(x):
+            return f"{100 * x:.1f}%"
+
+        def ci(c):
+            return f"[{pct(c[0])}, {pct(c[1])}]"
+
+        def elo(x):
+            return "+inf" if x == math.inf else "-inf" if x == -math.inf else f"{x:+.0f}"
+
+        n = self.num_games
+        t = Table(title=f"{self.player_a} vs {self.player_b}: {n} games")
+        t.add_column("")
+        t.add_column("games", justify="right")
+        t.add_column("rate", justify="right")
+        t.add_column("95% CI (Wilson)", justify="right")
+        t.add_row(f"{self.player_a} wins", str(self.wins), pct(self.wins / n), ci(self.wins_ci))
+        t.add_row("draws", str(self.draws), pct(self.draws / n), ci(self.draws_ci))
+        t.add_row(f"{self.player_b} wins", str(self.losses), pct(self.losses / n), ci(self.losses_ci))
+        t.add_section()
+        t.add_row(f"{self.player_a} as X (w/d/l)", "/".join(map(str, self.a_first)), "", "")
+        t.add_row(f"{self.player_a} as O (w/d/l)", "/".join(map(str, self.a_second)), "", "")
+        t.add_row(
+            "Elo (A - B)", elo(self.elo), "", f"[{elo(self.elo_ci[0])}, {elo(self.elo_ci[1])}]"
+        )
+        t.add_row("mean game length", f"{self.mean_length:.1f} plies", "", "")
+        t.add_row(
+            "speed",
+            f"{self.games_per_second:.1f} games/s",
+            f"{self.simulations_per_second:,.0f} sims/s",
+            f"run {self.seconds:.1f} s, compile {self.compile_seconds:.1f} s",
+        )
+        return t
+
+
+def _pad_envs(env: Env, n: int, done_env: Env) -> Env:
+    return jax.tree.map(
+        lambda live, dead: jnp.concatenate([live, jnp.broadcast_to(dead, (n,) + dead.shape)])
+        if n
+        else live,
+        env,
+        done_env,
+    )
+
+
+def _finished_copy(env: Env) -> Env:
+    """``env`` marked as a finished game (a padding row that never moves)."""
+    return dataclasses.replace(env, done=jnp.bool_(True))
+
+
+def _make_play_fn(player_a: Player, player_b: Player, half: int, max_plies: int):
+    def play(key_data, envs):
+        game = envs.game
+        state_a = player_a.init(envs)
+        state_b = player_b.init(envs)
+        moves = jnp.full((2 * half, max_plies), -1, jnp.int32)
+
+        def first(x):
+            return x[:half]
+
+        def second(x):
+            return x[half:]
+
+        def cond(c):
+            envs, _, _, _, ply = c
+            return (ply < max_plies) & ~jnp.all(envs.done)
+
+        def body(c):
+            envs, state_a, state_b, moves, ply = c
+            even = ply % 2 == 0
+            keys = jax.vmap(
+                lambda k: jax.random.key_data(jax.random.fold_in(jax.random.wrap_key_data(k), ply))
+            )(key_data)
+
+            def pick(x, a_side):
+                # A moves in the first half on even plies, in the second on odd.
+                lo, hi = (first(x), second(x)) if a_side else (second(x), first(x))
+                return jnp.where(even, lo, hi)
+
+            def part(tree, a_side):
+                return jax.tree.map(lambda x: pick(x, a_side), tree)
+
+            def merge(tree_full, tree_part, a_side):
+                def m(full, p):
+                    if a_side:  # A's part is the first half on even plies
+                        return jnp.where(even, jnp.concatenate([p, second(full)]), jnp.concatenate([first(full), p]))
+                    return jnp.where(even, jnp.concatenate([first(full), p]), jnp.concatenate([p, second(full)]))
+
+                return jax.tree.map(m, tree_full, tree_part)
+
+            act_a, part_a = player_a.act(
+                jax.random.wrap_key_data(pick(keys, True)), part(envs, True), part(state_a, True)
+            )
+            act_b, part_b = player_b.act(
+                jax.random.wrap_key_data(pick(keys, False)), part(envs, False), part(state_b, False)
+            )
+            state_a = merge(state_a, part_a, True)
+            state_b = merge(state_b, part_b, False)
+            actions = jnp.where(
+                even, jnp.concatenate([act_a, act_b]), jnp.concatenate([act_b, act_a])
+            ).astype(jnp.int32)
+            actions = jnp.where(envs.done, -1, actions)
+            envs = jax.vmap(game.env_step)(envs, actions)[0]
+            moves = moves.at[:, ply].set(actions)
+            state_a = player_a.observe(state_a, actions)
+            state_b = player_b.observe(state_b, actions)
+            return envs, state_a, state_b, moves, ply + 1
+
+        envs, _, _, moves, _ = jax.lax.while_loop(
+            cond, body, (envs, state_a, state_b, moves, jnp.int32(0))
+        )
+        return envs.winner, moves
+
+    return play
+
+
+def play_games(
+    keys: jax.Array,
+    a_first: Sequence[bool],
+    player_a: Player,
+    player_b: Player,
+    env: Env,
+) -> tuple[list[GameRecord], float, float]:
+    """Plays one game per key, ``a_first[g]`` saying whether A is X in game
+    ``g``, from the unbatched position ``env``, in one jitted call.
+
+    Returns ``(records, run_seconds, compile_seconds)``; ``records[g]`` is
+    game ``g``'s :class:`GameRecord`.  Game ``g`` depends only on
+    ``keys[g]``, ``a_first[g]``, the players and ``env``.
+    """
+    a_first = [bool(x) for x in a_first]
+    num = len(a_first)
+    if num == 0 or len(keys) != num:
+        raise ValueError(f"need one key per game; got {len(keys)} keys for {num} games")
+    if env.batch_shape:
+        raise ValueError("env is the one starting position of every game (unbatched)")
+    order_a = [g for g in range(num) if a_first[g]]
+    order_b = [g for g in range(num) if not a_first[g]]
+    half = max(len(order_a), len(order_b))
+    dead = _finished_copy(env)
+    batch = lambda n: jax.tree.map(lambda x: jnp.broadcast_to(x, (n,) + x.shape), env)  # noqa: E731
+    envs_a = _pad_envs(batch(len(order_a)), half - len(order_a), dead)
+    envs_b = _pad_envs(batch(len(order_b)), half - len(order_b), dead)
+    envs = jax.tree.map(lambda a, b: jnp.concatenate([a, b]), envs_a, envs_b)
+    key_data = jax.random.key_data(keys)
+    filler = jnp.zeros_like(key_data[:1])
+
+    def keys_for(order):
+        rows = [key_data[g : g + 1] for g in order] + [filler] * (half - len(order))
+        return jnp.concatenate(rows)
+
+    all_keys = jnp.concatenate([keys_for(order_a), keys_for(order_b)])
+    max_plies = env.game.max_plies
+    fn = jax.jit(_make_play_fn(player_a, player_b, half, max_plies))
+    t0 = time.perf_counter()
+    compiled = fn.lower(all_keys, envs).compile()
+    compile_seconds = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    winners, moves = compiled(all_keys, envs)
+    winners = np.asarray(jax.block_until_ready(winners))
+    run_seconds = time.perf_counter() - t0
+    moves = np.asarray(moves)
+    records: list[GameRecord | None] = [None] * num
+    slots = [(g, i) for i, g in enumerate(order_a)] + [(g, half + i) for i, g in enumerate(order_b)]
+    for g, slot in slots:
+        seq = tuple(int(m) for m in moves[slot] if m >= 0)
+        w = int(winners[slot])
+        x, o = (player_a.name, player_b.name) if a_first[g] else (player_b.name, player_a.name)
+        result = "draw" if w == NO_WINNER else ("X" if w == 0 else "O")
+        records[g] = GameRecord(moves=seq, x_player=x, o_player=o, result=result, game=repr(env.game))
+    return records, run_seconds, compile_seconds
+
+
+def arena(
+    key: jax.Array,
+    player_a: Player,
+    player_b: Player,
+    num_games: int,
+    env: Env | None = None,
+    *,
+    batch_size: int | None = None,
+    progress: bool = False,
+) -> ArenaResult:
+    """Plays ``num_games`` games between ``player_a`` and ``player_b``.
+
+    Args:
+      key: PRNG key, consumed; game ``g`` uses ``jax.random.split(key,
+        num_games)[g]``.
+      player_a, player_b: :class:`~c4jax.players.Player`.
+      num_games: an even int >= 2: A moves first in the even-numbered games,
+        B in the odd ones.
+      env: the starting position (unbatched), default standard Connect 4's
+        empty board.
+      batch_size: games per jitted call (even; default all of them).  Smaller
+        batches use less memory and update the progress bar more often; the
+        results do not depend on it.
+      progress: show a rich progress bar.
+    Returns:
+      :class:`ArenaResult` (A's wins/draws/losses with Wilson intervals, Elo,
+      lengths, speed and every game).
+    Raises:
+      ValueError: for an odd or non-positive ``num_games`` or a bad
+        ``batch_size``.
+    """
+    if isinstance(num_games, bool) or not isinstance(num_games, int) or num_games < 2 or num_games % 2:
+        raise ValueError(f"num_games must be an even int >= 2 (sides alternate); got {num_games!r}")
+    batch_size = num_games if batch_size is None else batch_size
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 2 or batch_size % 2:
+        raise ValueError(f"batch_size must be an even int >= 2; got {batch_size!r}")
+    if env is None:
+        from c4jax import connect4
+
+        env = connect4.env_reset()
+    keys = jax.random.split(key, num_games)
+    a_first = [g % 2 == 0 for g in range(num_games)]
+    records: list[GameRecord] = []
+    seconds = compile_seconds = 0.0
+    chunks = [(s, min(s + batch_size, num_games)) for s in range(0, num_games, batch_size)]
+
+    def run_chunks(advance):
+        nonlocal seconds, compile_seconds
+        for lo, hi in chunks:
+            recs, run_s, comp_s = play_games(keys[lo:hi], a_first[lo:hi], player_a, player_b, env)
+            records.extend(recs)
+            seconds += run_s
+            compile_seconds += comp_s
+            advance(hi - lo)
+
+    if progress:
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        with Progress(
+            TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn()
+        ) as bar:
+            task = bar.add_task(f"{player_a.name} vs {player_b.name}", total=num_games)
+            run_chunks(lambda n: bar.advance(task, n))
+    else:
+        run_chunks(lambda n: None)
+    return _summarise(player_a, player_b, records, a_first, seconds, compile_seconds)
+
+
+def _summarise(player_a, player_b, records, a_first, seconds, compile_seconds) -> ArenaResult:
+    n = len(records)
+    first = [0, 0, 0]
+    second = [0, 0, 0]
+    sims = 0
+    for rec, af in zip(records, a_first):
+        a_mark = "X" if af else "O"
+        outcome = 1 if rec.result == "draw" else (0 if rec.result == a_mark else 2)
+        (first if af else second)[outcome] += 1
+        a_moves = sum(1 for p in range(len(rec.moves)) if (p % 2 == 0) == af)
+        sims += a_moves * player_a.simulations + (len(rec.moves) - a_moves) * player_b.simulations
+    wins, draws, losses = first[0] + second[0], first[1] + second[1], first[2] + second[2]
+    score = (wins + 0.5 * draws) / n
+    lo, hi = wilson_interval(wins + 0.5 * draws, n)
+    return ArenaResult(
+        player_a=player_a.name,
+        player_b=player_b.name,
+        num_games=n,
+        wins=wins,
+        draws=draws,
+        losses=losses,
+        wins_ci=wilson_interval(wins, n),
+        draws_ci=wilson_interval(draws, n),
+        losses_ci=wilson_interval(losses, n),
+        score=score,
+        elo=elo_difference(score),
+        elo_ci=(elo_difference(lo), elo_difference(hi)),
+        a_first=tuple(first),
+        a_second=tuple(second),
+        mean_length=float(np.mean([len(r.moves) for r in records])),
+        seconds=seconds,
+        compile_seconds=compile_seconds,
+        games_per_second=n / seconds if seconds > 0 else math.inf,
+        simulations_per_second=sims / seconds if seconds > 0 else 0.0,
+        games=tuple(records),
+    )
+
+
+def write_games(path, games: Iterable[GameRecord]) -> None:
+    """Writes games as JSON lines (moves 1-based, as ``from_moves`` takes them)."""
+    with open(path, "w") as f:
+        for g in games:
+            f.write(g.to_json() + "\n")
+
+
+def read_games(path) -> list[GameRecord]:
+    """Reads games written by :func:`write_games`.  Raises ``ValueError`` on a
+    malformed line (naming it)."""
+    out = []
+    with open(path) as f:
+        for i, line in enumerate(f):
+            if not line.strip():
+                continue
+            try:
+                out.append(GameRecord.from_json(line))
+            except (ValueError, json.JSONDecodeError) as e:
+                raise ValueError(f"{path}: line {i + 1}: {e}") from None
+    return out

@@ -1,0 +1,232 @@
+"""Players: random, heuristic, MCTS (with subtree reuse), flat Monte Carlo and
+perfect tic-tac-toe, behind one small batched interface.
+
+A :class:`Player` acts on a batch of games at once (``Env`` with a leading
+``[B]`` axis) and may carry a state (the MCTS player's search trees):
+
+* ``init(envs) -> state``;
+* ``act(keys, envs, state) -> (actions int32[B], state)``, with one PRNG key
+  per game (``keys[B]``, consumed), so that a game's moves depend on its own
+  key only (batched play equals one game at a time); ``actions`` must be
+  legal for every live game (finished games are ignored by the caller);
+* ``observe(state, actions) -> state``: every move played, by either side, is
+  shown to both players (the MCTS player cuts its tree to the subtree of that
+  move here).
+
+A stateless player is one function ``policy(key, env) -> action`` on one game:
+``Player.from_policy(name, policy)`` vmaps it.  Everything is jit-safe; the
+arena runs whole games inside one ``jax.jit``.  The terminal's human player
+lives in :mod:`c4jax.cli`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from typing import Any, Callable
+
+import jax
+import jax.numpy as jnp
+
+from c4jax.env import Env, pick_uniform
+from c4jax.reuse import empty_tree, get_subtree
+from c4jax.search import run_mcts
+from c4jax.values import _swap_mover
+
+__all__ = [
+    "Player",
+    "random_player",
+    "heuristic_player",
+    "mcts_player",
+    "flat_mc_player",
+    "perfect_player",
+    "parse_player",
+    "PLAYER_KINDS",
+]
+
+PLAYER_KINDS = ("random", "heuristic", "mcts:N", "flatmc:N", "perfect")
+
+
+def _no_state(envs: Env) -> Any:
+    return None
+
+
+def _keep_state(state: Any, actions: jax.Array) -> Any:
+    return state
+
+
+@dataclasses.dataclass(frozen=True)
+class Player:
+    """A batched player (see the module docstring).
+
+    name: shown in tables and game records.
+    act: ``(keys[B], envs[B], state) -> (int32[B], state)``; keys consumed.
+    init: ``envs[B] -> state`` (default: no state).
+    observe: ``(state, int32[B]) -> state`` (default: state unchanged).
+    simulations: search simulations per move (0 if it does not search), for
+      the arena's simulations/s.
+    """
+
+    name: str
+    act: Callable
+    init: Callable = _no_state
+    observe: Callable = _keep_state
+    simulations: int = 0
+
+    @staticmethod
+    def from_policy(name: str, policy: Callable, simulations: int = 0) -> "Player":
+        """A stateless player from ``policy(key, env) -> int32[]`` on one game."""
+
+        def act(keys, envs, state):
+            return jax.vmap(policy)(keys, envs).astype(jnp.int32), state
+
+        return Player(name=name, act=act, simulations=simulations)
+
+
+def _choose(key, mask):
+    """A uniformly random action among ``mask`` (``bool[A]``), int32[]."""
+    bits = jax.random.bits(key, (), jnp.uint32)
+    return jnp.argmax(pick_uniform(mask, bits)).astype(jnp.int32)
+
+
+def random_player() -> Player:
+    """Uniformly random legal moves."""
+    return Player.from_policy(
+        "random", lambda key, env: _choose(key, env.game.legal_action_mask(env))
+    )
+
+
+def heuristic_player() -> Player:
+    """Wins at once if it can, else blocks the opponent's immediate win, else
+    plays uniformly at random (ties broken uniformly)."""
+
+    def policy(key, env):
+        game = env.game
+        legal = game.legal_action_mask(env)
+        win = game.winning_moves(env)
+        block = game.winning_moves(_swap_mover(env)) & legal
+        mask = jnp.where(jnp.any(win), win, jnp.where(jnp.any(block), block, legal))
+        return _choose(key, mask)
+
+    return Player.from_policy("heuristic", policy)
+
+
+def perfect_player() -> Player:
+    """Perfect tic-tac-toe: a uniformly random move among those with the best
+    exact value (:func:`c4jax.tictactoe.perfect_action_values`).  Raises
+    ``ValueError`` at trace time for another game."""
+    from c4jax import tictactoe
+
+    def policy(key, env):
+        if not isinstance(env.game, tictactoe.TicTacToe):
+            raise ValueError(f"the perfect player plays tic-tac-toe only, not {env.game!r}")
+        values = tictactoe.perfect_action_values(env).astype(jnp.int32)
+        best = (values == jnp.max(values)) & (values > -2)
+        return _choose(key, best)
+
+    return Player.from_policy("perfect", policy)
+
+
+def flat_mc_player(rollouts_per_move: int, rollout_policy: str = "uniform") -> Player:
+    """Flat Monte Carlo (Browne et al. 2012, sec. 2.4): every legal move gets
+    ``rollouts_per_move`` rollouts from the position after it; play the best
+    mean for the mover (an immediate win scores +1)."""
+    if isinstance(rollouts_per_move, bool) or not isinstance(rollouts_per_move, int) or rollouts_per_move < 1:
+        raise ValueError(f"rollouts_per_move must be an int >= 1; got {rollouts_per_move!r}")
+    from c4jax.values import leaf_value
+
+    def policy(key, env):
+        game = env.game
+        actions = jnp.arange(game.num_actions, dtype=jnp.int32)
+        keys = jax.random.split(key, game.num_actions)
+
+        def score(k, a):
+            child, reward, done = game.env_step(env, a)
+            value = leaf_value(k, child, num_rollouts=rollouts_per_move, rollout_policy=rollout_policy)
+            return reward - value  # discount -1 (0 once over, where value is 0)
+
+        scores = jax.vmap(score)(keys, actions)
+        legal = game.legal_action_mask(env)
+        return jnp.argmax(jnp.where(legal, scores, -jnp.inf)).astype(jnp.int32)
+
+    return Player.from_policy(f"flatmc:{rollouts_per_move}", policy, simulations=0)
+
+
+def mcts_player(
+    num_simulations: int,
+    *,
+    reuse: bool = True,
+    capacity: int | None = None,
+    name: str | None = None,
+    **options: Any,
+) -> Player:
+    """MCTS with :func:`c4jax.run_mcts` and any of its options.
+
+    With ``reuse`` (the default) the player keeps its tree across its own
+    moves and the opponent's: after every move it keeps the subtree of the
+    move played.  The node capacity stays fixed for the whole game, default
+    ``2 * num_simulations + 2``, so the kept subtree has room to grow (see
+    :mod:`c4jax.search` for what happens when it is full).
+    Raises ``ValueError`` for bad options (checked here, at construction).
+    """
+    if isinstance(num_simulations, bool) or not isinstance(num_simulations, int) or num_simulations < 1:
+        raise ValueError(f"num_simulations must be an int >= 1; got {num_simulations!r}")
+    if reuse and options.get("selection") == "gumbel":
+        raise ValueError("selection='gumbel' cannot reuse trees; pass reuse=False")
+    # Validate the options now, not at the first move.
+    from c4jax.search import _options_from_kwargs
+
+    _options_from_kwargs(dict(options, capacity=capacity))
+    label = name or f"mcts:{num_simulations}"
+    if not reuse:
+        def act(keys, envs, state):
+            out = run_mcts(keys, envs, num_simulations, capacity=capacity, **options)
+            return out.action, state
+
+        return Player(name=label, act=act, simulations=num_simulations)
+
+    cap = capacity if capacity is not None else 2 * num_simulations + 2
+
+    def init(envs):
+        return empty_tree(envs, cap)
+
+    def act(keys, envs, tree):
+        out = run_mcts(keys, envs, num_simulations, tree=tree, **options)
+        return out.action, out.search_tree
+
+    def observe(tree, actions):
+        return get_subtree(tree, actions)
+
+    return Player(name=label, act=act, init=init, observe=observe, simulations=num_simulations)
+
+
+_MCTS = re.compile(r"^mcts:(\d+)$")
+_FLAT = re.compile(r"^flatmc:(\d+)$")
+
+
+def parse_player(spec: str, **mcts_options: Any) -> Player:
+    """A player from its command-line spelling: ``random``, ``heuristic``,
+    ``perfect`` (tic-tac-toe), ``mcts:N`` (N simulations per move, with
+    ``mcts_options``), ``flatmc:N`` (N rollouts per move).
+
+    Raises:
+      ValueError: naming the allowed spellings.
+    """
+    spec = spec.strip().lower()
+    if spec == "random":
+        return random_player()
+    if spec == "heuristic":
+        return heuristic_player()
+    if spec == "perfect":
+        return perfect_player()
+    m = _MCTS.match(spec)
+    if m and int(m.group(1)) >= 1:
+        return mcts_player(int(m.group(1)), **mcts_options)
+    m = _FLAT.match(spec)
+    if m and int(m.group(1)) >= 1:
+        return flat_mc_player(int(m.group(1)))
+    raise ValueError(
+        f"unknown player {spec!r}; use one of: random, heuristic, perfect, mcts:N, flatmc:N "
+        "(N a positive integer, e.g. mcts:1000)"
+    )
+
