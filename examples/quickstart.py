@@ -1,0 +1,79 @@
+"""Search a real Connect 4 position with c4jax and print the move and its statistics.
+
+    python examples/quickstart.py                       # a Pons test position
+    python examples/quickstart.py --moves 4453 --simulations 5000
+    python examples/quickstart.py --game tictactoe --moves 15
+
+The default position is line 858 of Pascal Pons' Test_L3_R1 set, O to move;
+its only optimal move (perfect-play scores by Pons' solver) is column 4.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import jax
+from rich.console import Console
+from rich.table import Table
+
+import c4jax
+
+DEFAULT_MOVES = "75621755215645652166771736427324123"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--game", choices=["connect4", "tictactoe"], default="connect4")
+    parser.add_argument("--moves", default=None, help="1-based moves (Connect 4 columns, or cells 1-9)")
+    parser.add_argument("--simulations", type=int, default=2000)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+    game = c4jax.connect4 if args.game == "connect4" else c4jax.tictactoe
+    moves = args.moves if args.moves is not None else (DEFAULT_MOVES if args.game == "connect4" else "")
+    console = Console()
+    try:
+        env = game.from_moves(moves)
+        if args.simulations < 1:
+            raise ValueError(f"--simulations must be >= 1, got {args.simulations}")
+    except ValueError as e:
+        parser.error(str(e))
+
+    search = jax.jit(lambda key, env: c4jax.run_mcts(key, env, args.simulations))
+    t0 = time.perf_counter()
+    out = jax.block_until_ready(search(jax.random.key(args.seed), env))
+    first = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    out = jax.block_until_ready(search(jax.random.key(args.seed), env))
+    second = time.perf_counter() - t0
+
+    console.print(game.render_rich(env))
+    if int(out.action) < 0:
+        console.print("The game is over: nothing to search.")
+        return
+    table = Table(title=f"MCTS, {args.simulations} simulations (values for the player to move)")
+    for col in ("move", "visits", "share", "Q-value", "prior"):
+        table.add_column(col, justify="right")
+    legal = game.legal_action_mask(env)
+    prior = jax.nn.softmax(out.search_tree.children_prior_logits[0, 0])
+    for a in range(env.game.num_actions):
+        if not bool(legal[a]):
+            continue
+        mark = " <" if a == int(out.action) else ""
+        table.add_row(
+            f"{a + 1}{mark}",
+            str(int(out.visit_counts[a])),
+            f"{float(out.action_weights[a]):.1%}",
+            f"{float(out.qvalues[a]):+.3f}",
+            f"{float(prior[a]):.3f}",
+        )
+    console.print(table)
+    console.print(
+        f"best move: [bold]{int(out.action) + 1}[/bold]   root value {float(out.value):+.3f}   "
+        f"search {second * 1000:.0f} ms ({args.simulations / second:,.0f} simulations/s; "
+        f"first call with compilation {first:.1f} s)"
+    )
+
+
+if __name__ == "__main__":
+    main()
