@@ -264,6 +264,11 @@ def _make_play_fn(player_a: Player, player_b: Player, half: int, max_plies: int)
     return play
 
 
+# Compiled game loops, by (player_a, player_b, games per half, game): the same
+# Player objects on the same game compile once per process.
+_COMPILED: dict = {}
+
+
 def play_games(
     keys: jax.Array,
     a_first: Sequence[bool],
@@ -275,7 +280,8 @@ def play_games(
     ``g``, from the unbatched position ``env``, in one jitted call.
 
     Returns ``(records, run_seconds, compile_seconds)``; ``records[g]`` is
-    game ``g``'s :class:`GameRecord`.  Game ``g`` depends only on
+    game ``g``'s :class:`GameRecord`; ``compile_seconds`` is 0 when the same
+    players already played this game with this many games per half.  Game ``g`` depends only on
     ``keys[g]``, ``a_first[g]``, the players and ``env``.
     """
     a_first = [bool(x) for x in a_first]
@@ -300,11 +306,17 @@ def play_games(
         return jnp.concatenate(rows)
 
     all_keys = jnp.concatenate([keys_for(order_a), keys_for(order_b)])
-    max_plies = env.game.max_plies
-    fn = jax.jit(_make_play_fn(player_a, player_b, half, max_plies))
-    t0 = time.perf_counter()
-    compiled = fn.lower(all_keys, envs).compile()
-    compile_seconds = time.perf_counter() - t0
+    cache_key = (player_a, player_b, half, env.game)
+    compiled = _COMPILED.get(cache_key)
+    compile_seconds = 0.0
+    if compiled is None:
+        fn = jax.jit(_make_play_fn(player_a, player_b, half, env.game.max_plies))
+        t0 = time.perf_counter()
+        compiled = fn.lower(all_keys, envs).compile()
+        compile_seconds = time.perf_counter() - t0
+        if len(_COMPILED) >= 16:
+            _COMPILED.pop(next(iter(_COMPILED)))
+        _COMPILED[cache_key] = compiled
     t0 = time.perf_counter()
     winners, moves = compiled(all_keys, envs)
     winners = np.asarray(jax.block_until_ready(winners))
