@@ -33,14 +33,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from c4jax.env import (
-    NO_WINNER,
-    Env,
-    pick_uniform,
-    result_for_player_to_move,
-    rollout_random,
-    seed_from_key,
-)
+from c4jax.env import NO_WINNER, Env, finish_step, playout
 
 __all__ = [
     "Connect4",
@@ -198,22 +191,7 @@ class Connect4:
         new_stones = jnp.where(
             mover == 0, jnp.stack([mine, stones[1]]), jnp.stack([stones[0], mine])
         )
-        won = legal & self._has_line(mine)
-        ply = env.ply + legal.astype(jnp.int32)
-        done = won | (~legal) | (ply == self.max_plies)
-        reward = jnp.where(won, 1.0, jnp.where(legal, 0.0, -1.0)).astype(jnp.float32)
-        winner = jnp.where(won, mover, jnp.where(legal, NO_WINNER, 1 - mover))
-        new = Env(
-            stones=new_stones,
-            to_move=1 - mover,
-            ply=ply,
-            done=done,
-            winner=winner.astype(jnp.int32),
-            last_action=action,
-            game=self,
-        )
-        out = jax.tree.map(lambda old, nxt: jnp.where(env.done, old, nxt), env, new)
-        return out, jnp.where(env.done, 0.0, reward).astype(jnp.float32), out.done
+        return finish_step(env, new_stones, action, legal, legal & self._has_line(mine))
 
     def winning_moves(self, env: Env) -> jax.Array:
         """``bool[cols]``: the columns that win at once for the player to move.
@@ -227,42 +205,17 @@ class Connect4:
         return (hits != 0) & ~env.done
 
     def _rollout(self, key: jax.Array, env: Env, heuristic: bool) -> jax.Array:
-        seed = seed_from_key(key)
         full = jnp.uint32(self._full)
-        mine = jnp.where(env.to_move == 0, env.stones[0], env.stones[1])
-        occupied = env.stones[0] | env.stones[1]
-
-        def cond(state):
-            return ~state[3]
-
-        def body(state):
-            cur, occ, ply, _, i, _ = state
-            legal = occ != full
-            if heuristic:
-                playable = self._playable(occ)
-                win = (self._threats(cur, occ) & playable) != 0
-                block = (self._threats(cur ^ occ, occ) & playable) != 0
-                legal = jnp.where(
-                    jnp.any(win), win, jnp.where(jnp.any(block), block, legal)
-                )
-            onehot = pick_uniform(legal, rollout_random(seed, i))
-            drop = jnp.where(onehot, occ + jnp.uint32(1), jnp.uint32(0))
-            me = cur | drop
-            occ = occ | drop
-            ply = ply + 1
-            won = self._has_line(me)
-            result = jnp.where(won, jnp.where(i % 2 == 0, 1.0, -1.0), 0.0)
-            return (occ ^ me, occ, ply, won | (ply >= self.max_plies), i + 1, result)
-
-        init = (
-            mine,
-            occupied,
-            env.ply,
-            env.done,
-            jnp.int32(0),
-            result_for_player_to_move(env),
+        return playout(
+            key,
+            env,
+            words=lambda e: (e.stones[0], e.stones[1]),
+            legal=lambda occ: occ != full,
+            wins=lambda x, occ: (self._threats(x, occ) & self._playable(occ)) != 0,
+            drop=lambda onehot, occ: jnp.where(onehot, occ + jnp.uint32(1), jnp.uint32(0)),
+            has_line=self._has_line,
+            heuristic=heuristic,
         )
-        return jax.lax.while_loop(cond, body, init)[5].astype(jnp.float32)
 
     def rollout(self, key: jax.Array, env: Env) -> jax.Array:
         """Plays uniformly random legal moves to the end of the game.

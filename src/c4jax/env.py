@@ -139,3 +139,77 @@ def result_for_player_to_move(env: Env) -> jax.Array:
     return jnp.where(
         env.winner == NO_WINNER, 0.0, jnp.where(env.winner == env.to_move, 1.0, -1.0)
     ).astype(jnp.float32)
+
+
+def finish_step(
+    env: Env, new_stones: jax.Array, action: jax.Array, legal: jax.Array, won: jax.Array
+) -> tuple[Env, jax.Array, jax.Array]:
+    """The rules every game shares after placing a stone (or failing to).
+
+    Args:
+      env: the position before the move (one game).
+      new_stones: ``uint32[2, W]`` after the move (unchanged if illegal).
+      action: ``int32[]`` the action taken.
+      legal: ``bool[]`` whether it was legal.
+      won: ``bool[]`` whether it completed a line (False if illegal).
+    Returns:
+      ``(env, reward, done)``: reward +1 for a win, -1 for an illegal move
+      (the game ends, the opponent wins, the board stays as it was), else 0; a
+      full board ends in a draw; a finished ``env`` comes back unchanged with
+      reward 0 and done True.
+    """
+    mover = env.to_move
+    ply = env.ply + legal.astype(jnp.int32)
+    done = won | (~legal) | (ply == env.game.max_plies)  # parenthesised on purpose
+    reward = jnp.where(won, 1.0, jnp.where(legal, 0.0, -1.0)).astype(jnp.float32)
+    winner = jnp.where(won, mover, jnp.where(legal, NO_WINNER, 1 - mover))
+    new = Env(
+        stones=new_stones,
+        to_move=1 - mover,
+        ply=ply,
+        done=done,
+        winner=winner.astype(jnp.int32),
+        last_action=action,
+        game=env.game,
+    )
+    out = jax.tree.map(lambda old, nxt: jnp.where(env.done, old, nxt), env, new)
+    return out, jnp.where(env.done, 0.0, reward).astype(jnp.float32), out.done
+
+
+def playout(key, env: Env, *, words, legal, wins, drop, has_line, heuristic: bool) -> jax.Array:
+    """The rollout loop every game shares, on mover-relative bit words.
+
+    Game hooks (on the game's word shape ``S``: ``[cols]`` or ``[]``):
+    ``words(env) -> (stones_p0, stones_p1)``; ``legal(occ) -> bool[A]``;
+    ``wins(stones, occ) -> bool[A]`` (moves completing a line, for the
+    heuristic policy); ``drop(onehot bool[A], occ) -> S`` (the new stone's
+    bits); ``has_line(stones) -> bool[]``.
+
+    Returns ``float32[]``: the result for the player to move in ``env``
+    (+1/0/-1); a finished ``env`` is not played (its own result).
+    """
+    seed = seed_from_key(key)
+    p0, p1 = words(env)
+    mine = jnp.where(env.to_move == 0, p0, p1)
+    max_plies = env.game.max_plies
+
+    def cond(state):
+        return ~state[3]
+
+    def body(state):
+        cur, occ, ply, _, i, _ = state
+        mask = legal(occ)
+        if heuristic:
+            win = wins(cur, occ)
+            block = wins(cur ^ occ, occ)
+            mask = jnp.where(jnp.any(win), win, jnp.where(jnp.any(block), block, mask))
+        bits = drop(pick_uniform(mask, rollout_random(seed, i)), occ)
+        me = cur | bits
+        occ = occ | bits
+        ply = ply + 1
+        won = has_line(me)
+        result = jnp.where(won, jnp.where(i % 2 == 0, 1.0, -1.0), 0.0)
+        return (occ ^ me, occ, ply, won | (ply >= max_plies), i + 1, result)
+
+    init = (mine, p0 | p1, env.ply, env.done, jnp.int32(0), result_for_player_to_move(env))
+    return jax.lax.while_loop(cond, body, init)[5].astype(jnp.float32)

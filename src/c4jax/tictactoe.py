@@ -25,14 +25,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from c4jax.env import (
-    NO_WINNER,
-    Env,
-    pick_uniform,
-    result_for_player_to_move,
-    rollout_random,
-    seed_from_key,
-)
+from c4jax.env import NO_WINNER, Env, finish_step, playout
 
 __all__ = [
     "TicTacToe",
@@ -155,22 +148,7 @@ class TicTacToe:
             jnp.stack([mine, env.stones[1, 0]]),
             jnp.stack([env.stones[0, 0], mine]),
         )[:, None]
-        won = legal & self._has_line(mine)
-        ply = env.ply + legal.astype(jnp.int32)
-        done = won | (~legal) | (ply == 9)
-        reward = jnp.where(won, 1.0, jnp.where(legal, 0.0, -1.0)).astype(jnp.float32)
-        winner = jnp.where(won, mover, jnp.where(legal, NO_WINNER, 1 - mover))
-        new = Env(
-            stones=new_stones,
-            to_move=1 - mover,
-            ply=ply,
-            done=done,
-            winner=winner.astype(jnp.int32),
-            last_action=action,
-            game=self,
-        )
-        out = jax.tree.map(lambda old, nxt: jnp.where(env.done, old, nxt), env, new)
-        return out, jnp.where(env.done, 0.0, reward).astype(jnp.float32), out.done
+        return finish_step(env, new_stones, action, legal, legal & self._has_line(mine))
 
     def winning_moves(self, env: Env) -> jax.Array:
         """``bool[9]``: cells that win at once for the player to move."""
@@ -179,30 +157,16 @@ class TicTacToe:
         return self._cells(self._threats(mine, occupied)) & ~env.done
 
     def _rollout(self, key: jax.Array, env: Env, heuristic: bool) -> jax.Array:
-        seed = seed_from_key(key)
-        occupied = env.stones[0, 0] | env.stones[1, 0]
-        mine = jnp.where(env.to_move == 0, env.stones[0, 0], env.stones[1, 0])
-
-        def cond(state):
-            return ~state[3]
-
-        def body(state):
-            cur, occ, ply, _, i, _ = state
-            legal = ~self._cells(occ)
-            if heuristic:
-                win = self._cells(self._threats(cur, occ))
-                block = self._cells(self._threats(cur ^ occ, occ))
-                legal = jnp.where(jnp.any(win), win, jnp.where(jnp.any(block), block, legal))
-            bit = self._mask(pick_uniform(legal, rollout_random(seed, i)))
-            me = cur | bit
-            occ = occ | bit
-            ply = ply + 1
-            won = self._has_line(me)
-            result = jnp.where(won, jnp.where(i % 2 == 0, 1.0, -1.0), 0.0)
-            return (occ ^ me, occ, ply, won | (ply >= 9), i + 1, result)
-
-        init = (mine, occupied, env.ply, env.done, jnp.int32(0), result_for_player_to_move(env))
-        return jax.lax.while_loop(cond, body, init)[5].astype(jnp.float32)
+        return playout(
+            key,
+            env,
+            words=lambda e: (e.stones[0, 0], e.stones[1, 0]),
+            legal=lambda occ: ~self._cells(occ),
+            wins=lambda x, occ: self._cells(self._threats(x, occ)),
+            drop=lambda onehot, occ: self._mask(onehot),
+            has_line=self._has_line,
+            heuristic=heuristic,
+        )
 
     def rollout(self, key: jax.Array, env: Env) -> jax.Array:
         """Uniformly random play to the end; ``float32[]`` result (+1/0/-1) for
