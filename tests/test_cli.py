@@ -1,0 +1,384 @@
+"""The ``c4jax`` command, driven as a user drives it: pexpect in a terminal for
+``play``, subprocesses for ``analyze``, ``arena``, ``bench`` and the errors.
+
+Every run uses the CPU and one persistent compilation cache per test session
+(a temporary folder), so the first test of a shape compiles and the later ones
+load it.  Small simulation counts keep the file fast.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import io
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+pexpect = pytest.importorskip("pexpect")
+
+# pexpect forks this process; where another test has started JAX here, JAX
+# warns about fork.  The child execs at once, so the warning does not apply.
+pytestmark = pytest.mark.filterwarnings("ignore:os.fork\\(\\) was called:RuntimeWarning")
+
+CMD = [sys.executable, "-m", "c4jax.cli"]
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07|\r")
+PROMPT = r"Your move \([XO]\), (?:cell|column) 1-\d+ \[hint/undo/quit\]: "
+END = r"(?:Stopped|Game over): [^\r\n]*"
+SIMS = "48"  # one simulation count for every tic-tac-toe game: compiled once
+
+
+def strip(text: str) -> str:
+    return ANSI.sub("", text)
+
+
+@pytest.fixture(scope="session")
+def cli_env(tmp_path_factory):
+    return {
+        **os.environ,
+        "JAX_PLATFORMS": "cpu",
+        "C4JAX_CACHE_DIR": str(tmp_path_factory.mktemp("jax-cache")),
+        "COLUMNS": "120",
+        "PYTHONWARNINGS": "ignore",
+    }
+
+
+def run(env, *args, timeout=180, cwd=None):
+    return subprocess.run(
+        CMD + [str(a) for a in args], env=env, capture_output=True, text=True, timeout=timeout, cwd=cwd
+    )
+
+
+class Terminal:
+    """A ``c4jax play`` session in a pseudo-terminal; ``log`` is everything
+    it printed (ANSI codes stripped)."""
+
+    def __init__(self, env, *args):
+        self._raw = io.StringIO()
+        self.child = pexpect.spawn(
+            CMD[0], CMD[1:] + ["play", *args], env=env, encoding="utf-8", timeout=120,
+            dimensions=(50, 120),
+        )
+        self.child.logfile_read = self._raw
+
+    @property
+    def log(self) -> str:
+        return strip(self._raw.getvalue())
+
+    def wait(self) -> tuple[int, str]:
+        """Waits for the next prompt or the final line; returns (0 prompt /
+        1 end, the text printed since the last wait, ANSI stripped)."""
+        idx = self.child.expect([PROMPT, END])
+        text = strip(self.child.before + (self.child.after if idx == 1 else ""))
+        return idx, text
+
+    def send(self, line: str) -> tuple[int, str]:
+        self.child.sendline(line)
+        return self.wait()
+
+    def legal(self) -> list[int]:
+        idx, text = self.send("")
+        assert idx == 0
+        return legal_moves(text)
+
+    def finish(self) -> int:
+        self.child.expect(pexpect.EOF)
+        self.child.close()
+        assert "Traceback" not in self.log, self.log
+        return self.child.exitstatus
+
+
+def legal_moves(text: str) -> list[int]:
+    m = re.findall(r"Legal moves: ([\d ]+)", text)
+    assert m, text
+    return [int(x) for x in m[-1].split()]
+
+
+def best_row(text: str) -> list[str]:
+    """The cells of the table row marked '<- best' (the last such table)."""
+    rows = [ln for ln in text.splitlines() if "<- best" in ln]
+    assert rows, text
+    return [c.strip() for c in rows[-1].strip("│┃| ").split("│")]
+
+
+# ---------------------------------------------------------------------------
+# play
+
+
+def tictactoe_result(moves: list[int]) -> str:
+    """The result of a finished tic-tac-toe game in plain Python (no JAX in
+    this process: pexpect forks it)."""
+    lines = [(1, 2, 3), (4, 5, 6), (7, 8, 9), (1, 4, 7), (2, 5, 8), (3, 6, 9), (1, 5, 9), (3, 5, 7)]
+    for player in (0, 1):
+        mine = set(moves[player::2])
+        if any(set(line) <= mine for line in lines):
+            return f"{'XO'[player]} wins"
+    assert len(moves) == 9, moves
+    return "draw"
+
+
+def test_tictactoe_game_bad_input_undo_hint_to_the_end(cli_env):
+    t = Terminal(cli_env, "--game", "tictactoe", "-n", SIMS, "--seed", "3", "--show-search")
+    idx, text = t.wait()
+    assert idx == 0 and "tic-tac-toe" in text and "You are X and move first" in text
+    assert " 1 | 2 | 3" in text  # the empty board, cells numbered
+
+    bad = {
+        "abc": "'abc' is not a move",
+        "0": "There is no cell 0: cells are 1-9.",
+        "10": "There is no cell 10: cells are 1-9.",
+        "": "Type a cell number 1-9",
+    }
+    for line, message in bad.items():
+        idx, text = t.send(line)
+        assert idx == 0 and message in text, text
+        assert legal_moves(text) == list(range(1, 10))
+    idx, text = t.send("undo")
+    assert idx == 0 and "Nothing to undo." in text
+
+    idx, text = t.send("5")
+    assert idx == 0
+    ai = int(re.search(r"AI \(O\) plays cell (\d)", text).group(1))
+    assert ai != 5
+    # --show-search: the table's best row is the move played, its principal
+    # variation starts with it.
+    assert "principal variation" in text and "Q for O" in text
+    cells = best_row(text)
+    assert cells[0] == str(ai) and cells[4].split()[0] == str(ai)
+    for taken in (5, ai):
+        idx, text = t.send(str(taken))
+        assert idx == 0 and f"Cell {taken} is taken." in text, text
+        assert taken not in legal_moves(text)
+    idx, text = t.send("hint")
+    assert idx == 0
+    hint = int(re.search(r"Hint: the AI would play cell (\d)", text).group(1))
+    assert hint not in (5, ai)
+    assert "AI (O) plays" not in text  # a hint plays nothing
+    assert t.legal() == sorted(set(range(1, 10)) - {5, ai})
+
+    idx, text = t.send("undo")
+    assert idx == 0 and "Took back your last move and the AI's." in text
+    assert t.legal() == list(range(1, 10))
+
+    # Play to the end: always the lowest legal cell.
+    for _ in range(5):
+        idx, text = t.send(str(t.legal()[0]))
+        if idx == 1:
+            break
+    assert idx == 1, t.log
+    last = text.strip().splitlines()[-1]
+    m = re.search(r"Game over: (\d) moves played \(([\d ]+)\); result: (.*)\.$", last)
+    assert m, text
+    moves = [int(x) for x in m.group(2).split()]
+    assert len(moves) == int(m.group(1)) == len(set(moves))
+    result = tictactoe_result(moves)
+    assert m.group(3) == {"X wins": "X wins (you)", "O wins": "O wins (the AI)", "draw": "draw"}[result]
+    assert t.finish() == 0
+
+
+def test_connect4_full_column_is_refused(cli_env):
+    # connect 5 on 4 rows x 5 columns: nobody can win before column 1 is full.
+    t = Terminal(cli_env, "--rows", "4", "--cols", "5", "--connect", "5", "-n", "32", "--seed", "0")
+    idx, text = t.wait()
+    assert idx == 0 and "Connect 5 on 4x5" in text
+    for _ in range(4):
+        idx, text = t.send("1")
+        assert idx == 0
+        if "Column 1 is full." in text:
+            break
+        assert "AI (O) plays column" in text
+    else:
+        idx, text = t.send("1")
+    assert "Column 1 is full." in text, t.log
+    assert 1 not in legal_moves(text)
+    idx, text = t.send("6")
+    assert idx == 0 and "There is no column 6: columns are 1-5." in text
+    idx, text = t.send("quit")
+    assert idx == 1 and "Stopped: " in text and "result so far: undecided" in text
+    assert t.finish() == 0
+
+
+@pytest.mark.parametrize("how", ["quit", "eof", "ctrl-c"])
+def test_quit_eof_and_ctrl_c_exit_cleanly(cli_env, how):
+    t = Terminal(cli_env, "--game", "tictactoe", "-n", SIMS, "--seed", "1", "--first", "ai")
+    idx, text = t.wait()
+    assert idx == 0
+    ai = re.search(r"AI \(X\) plays cell (\d)", text).group(1)
+    if how == "quit":
+        t.child.sendline("quit")
+    elif how == "eof":
+        t.child.sendeof()
+    else:
+        t.child.sendintr()
+    idx, text = t.wait()
+    assert idx == 1
+    assert text.strip().splitlines()[-1] == (
+        f"Stopped: 1 move played ({ai}); result so far: undecided, O to move."
+    )
+    assert t.finish() == 0
+
+
+# ---------------------------------------------------------------------------
+# analyze
+
+
+def test_analyze_connect4_names_the_winning_column(cli_env):
+    r = run(cli_env, "analyze", "121212", "-n", "200")
+    assert r.returncode == 0, r.stderr
+    assert "X to move" in r.stdout
+    cells = best_row(r.stdout)
+    assert cells[0] == "1" and cells[3] == "+1.000"
+    assert "Best move: column 1" in r.stdout
+    # Every legal column has a row: visits, share, Q, prior, PV.
+    rows = [ln for ln in r.stdout.splitlines() if re.match(r"│\s+\d+ │", ln)]
+    assert len(rows) == 7
+
+
+def test_analyze_tictactoe_with_plot(cli_env, tmp_path):
+    png = tmp_path / "visits.png"
+    r = run(cli_env, "analyze", "1425", "--game", "tictactoe", "-n", "200", "--plot", png)
+    assert r.returncode == 0, r.stderr
+    assert best_row(r.stdout)[0] == "3"
+    assert "Best move: cell 3" in r.stdout
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+# ---------------------------------------------------------------------------
+# arena
+
+
+def test_arena_perfect_never_loses(cli_env, tmp_path):
+    from c4jax import read_games  # plain Python: reads JSON lines
+
+    out = tmp_path / "games.jsonl"
+    r = run(cli_env, "arena", "perfect", "random", "--game", "tictactoe", "--games", "20", "--out", out)
+    assert r.returncode == 0, r.stderr
+    assert "perfect vs random: 20 games" in r.stdout
+    assert re.search(r"random wins\s+│\s+0 │", r.stdout), r.stdout
+    games = read_games(out)
+    assert len(games) == 20
+    for g in games:
+        mark = "X" if g.x_player == "perfect" else "O"
+        assert g.result in (mark, "draw"), g
+
+
+# ---------------------------------------------------------------------------
+# bench
+
+
+def test_bench_builtin_quick(cli_env, tmp_path):
+    r = run(cli_env, "bench", "--quick", "--builtin", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    for label in ("random rollouts, batch 1024", "run_mcts, batch 1 x 1000", "run_mcts, batch 64 x 200"):
+        assert label in r.stdout
+    assert re.search(r"[\d,]+ rollouts/s", r.stdout) and len(re.findall(r"[\d,]+ sims/s", r.stdout)) == 2
+
+
+def test_bench_calls_the_scripts_main(cli_env, tmp_path):
+    (tmp_path / "env_throughput.py").write_text(
+        "import sys\ndef main():\n    print('ENV', sys.argv[1:])\n"
+    )
+    (tmp_path / "search_throughput.py").write_text(
+        "def main(argv=None):\n    print('SEARCH', argv)\n    return 0\n"
+    )
+    r = run(cli_env, "bench", "--quick", "--scripts", tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "ENV ['--quick']" in r.stdout and "SEARCH ['--quick']" in r.stdout
+
+
+# ---------------------------------------------------------------------------
+# help, version, errors
+
+
+def test_help_version_and_python_m(cli_env):
+    import c4jax
+
+    runs = [[], ["play"], ["analyze"], ["arena"], ["bench"]]
+    with concurrent.futures.ThreadPoolExecutor(3) as pool:
+        helps = list(pool.map(lambda a: run(cli_env, *a, "--help"), runs))
+        version = pool.submit(run, cli_env, "--version").result()
+    for args, r in zip(runs, helps):
+        assert r.returncode == 0 and "examples:" in r.stdout and "usage: c4jax" in r.stdout, (args, r.stderr)
+    assert version.returncode == 0 and version.stdout.strip() == f"c4jax {c4jax.__version__}"
+    script = shutil.which("c4jax", path=os.path.dirname(sys.executable))
+    if script:
+        r = subprocess.run([script, "--version"], env=cli_env, capture_output=True, text=True, timeout=60)
+        assert r.stdout.strip() == f"c4jax {c4jax.__version__}"
+
+
+# Errors argparse finds: main() returns before touching JAX, so they are
+# checked in this process (two of them also end to end, below).
+PARSE_ERRORS = [
+    (["frobnicate"], "invalid choice: 'frobnicate'"),
+    ([], "a command is required"),
+    (["play", "--game", "chess"], "invalid choice: 'chess'"),
+    (["play", "--simulations", "0"], "--simulations/-n: must be >= 1, got 0"),
+    (["analyze", "-n", "many"], "expected an integer >= 1, got 'many'"),
+    (["play", "--seed", "x"], "expected an integer, got 'x'"),
+    (["arena", "random"], "the following arguments are required: PLAYER_B"),
+    (["bench", "--builtin", "--scripts", "x"], "not allowed with argument"),
+]
+
+# Errors found after parsing (sizes, moves, players, paths): end to end.
+BAD = [
+    (["play", "--game", "chess"], "invalid choice: 'chess'"),
+    (["analyze", "--simulations", "0"], "--simulations/-n: must be >= 1, got 0"),
+    (["analyze", "--rows", "2"], "rows must be in 3..32, got 2"),
+    (["play", "--cols", "70"], "cols must be in 3..64, got 70"),
+    (["analyze", "--connect", "8"], "connect must be in 3..7"),
+    (["play", "--game", "tictactoe", "--rows", "4"], "--rows apply to connect4 only"),
+    (["analyze", "1289"], "move 2 is '8'"),
+    (["analyze", "1111111"], "move 6 (1) is into a full column"),
+    (["analyze", "--game", "tictactoe", "55"], "move 1 (5) is on an occupied cell"),
+    (["analyze", "1212121"], "finished game"),
+    (["arena", "mcts:0", "random"], "unknown player 'mcts:0'"),
+    (["arena", "random", "alphazero"], "unknown player 'alphazero'"),
+    (["arena", "perfect", "random"], "the perfect player plays tic-tac-toe only"),
+    (["arena", "random", "random", "--games", "7"], "--games must be an even number"),
+    (["arena", "random", "random", "--batch-size", "3"], "--batch-size must be an even number"),
+    (["arena", "random", "random", "--out", "/nonexistent/dir/g.jsonl"], "no such directory"),
+    (["arena", "random", "random", "--out", "{tmp}"], "it is a directory"),
+    (["analyze", "--plot", "/nonexistent/dir/v.png"], "cannot write the plot"),
+    (["bench", "--scripts", "/nonexistent/benchmarks"], "no such folder"),
+]
+
+
+def check_one_line(returncode: int, stderr: str, message: str) -> None:
+    assert returncode == 2
+    assert "Traceback" not in stderr
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1, stderr
+    assert lines[0].startswith("c4jax") and "error" in lines[0] and message in lines[0], lines[0]
+
+
+@pytest.mark.parametrize(
+    "args, message", PARSE_ERRORS, ids=[" ".join(a) or "(none)" for a, _ in PARSE_ERRORS]
+)
+def test_bad_usage_in_process(capsys, args, message):
+    from c4jax.cli import main
+
+    code = main(args)
+    captured = capsys.readouterr()
+    check_one_line(code, captured.err, message)
+    assert captured.out == ""
+
+
+@pytest.fixture(scope="module")
+def bad_runs(cli_env, tmp_path_factory):
+    tmp = str(tmp_path_factory.mktemp("outdir"))
+
+    def one(case):
+        args, _ = case
+        return run(cli_env, *[a.replace("{tmp}", tmp) for a in args], timeout=60)
+
+    with concurrent.futures.ThreadPoolExecutor(3) as pool:
+        return list(pool.map(one, BAD))
+
+
+@pytest.mark.parametrize("i", range(len(BAD)), ids=[" ".join(a) for a, _ in BAD])
+def test_bad_arguments_one_line_no_traceback(bad_runs, i):
+    r = bad_runs[i]
+    check_one_line(r.returncode, r.stderr, BAD[i][1])
