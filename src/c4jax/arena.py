@@ -198,6 +198,18 @@ def _finished_copy(env: Env) -> Env:
     return dataclasses.replace(env, done=jnp.bool_(True))
 
 
+# Where in-loop progress goes: play_games points this at a function of
+# (ply, games finished) while a progress bar is shown; the compiled loop calls
+# _report_progress through jax.debug.callback, once per ply.
+_PROGRESS_SINK: list = [None]
+
+
+def _report_progress(ply, finished) -> None:
+    sink = _PROGRESS_SINK[0]
+    if sink is not None:
+        sink(int(ply), int(finished))
+
+
 def _make_play_fn(player_a: Player, player_b: Player, half: int, max_plies: int):
     def play(key_data, envs):
         game = envs.game
@@ -254,6 +266,7 @@ def _make_play_fn(player_a: Player, player_b: Player, half: int, max_plies: int)
             moves = moves.at[:, ply].set(actions)
             state_a = player_a.observe(state_a, actions)
             state_b = player_b.observe(state_b, actions)
+            jax.debug.callback(_report_progress, ply, jnp.sum(envs.done))
             return envs, state_a, state_b, moves, ply + 1
 
         envs, _, _, moves, _ = jax.lax.while_loop(
@@ -275,13 +288,17 @@ def play_games(
     player_a: Player,
     player_b: Player,
     env: Env,
+    *,
+    on_progress=None,
 ) -> tuple[list[GameRecord], float, float]:
     """Plays one game per key, ``a_first[g]`` saying whether A is X in game
     ``g``, from the unbatched position ``env``, in one jitted call.
 
     Returns ``(records, run_seconds, compile_seconds)``; ``records[g]`` is
     game ``g``'s :class:`GameRecord`; ``compile_seconds`` is 0 when the same
-    players already played this game with this many games per half.  Game ``g`` depends only on
+    players already played this game with this many games per half.
+    ``on_progress(ply, finished)``, if given, is called after every ply with
+    the number of finished games (padding rows included).  Game ``g`` depends only on
     ``keys[g]``, ``a_first[g]``, the players and ``env``.
     """
     a_first = [bool(x) for x in a_first]
@@ -317,10 +334,15 @@ def play_games(
         if len(_COMPILED) >= 16:
             _COMPILED.pop(next(iter(_COMPILED)))
         _COMPILED[cache_key] = compiled
-    t0 = time.perf_counter()
-    winners, moves = compiled(all_keys, envs)
-    winners = np.asarray(jax.block_until_ready(winners))
-    run_seconds = time.perf_counter() - t0
+    _PROGRESS_SINK[0] = on_progress
+    try:
+        t0 = time.perf_counter()
+        winners, moves = compiled(all_keys, envs)
+        winners = np.asarray(jax.block_until_ready(winners))
+        run_seconds = time.perf_counter() - t0
+        jax.effects_barrier()
+    finally:
+        _PROGRESS_SINK[0] = None
     moves = np.asarray(moves)
     records: list[GameRecord | None] = [None] * num
     slots = [(g, i) for i, g in enumerate(order_a)] + [(g, half + i) for i, g in enumerate(order_b)]
@@ -379,14 +401,18 @@ def arena(
     seconds = compile_seconds = 0.0
     chunks = [(s, min(s + batch_size, num_games)) for s in range(0, num_games, batch_size)]
 
-    def run_chunks(advance):
+    def run_chunks(update):
         nonlocal seconds, compile_seconds
         for lo, hi in chunks:
-            recs, run_s, comp_s = play_games(keys[lo:hi], a_first[lo:hi], player_a, player_b, env)
+            pad = 2 * max(sum(a_first[lo:hi]), (hi - lo) - sum(a_first[lo:hi])) - (hi - lo)
+            recs, run_s, comp_s = play_games(
+                keys[lo:hi], a_first[lo:hi], player_a, player_b, env,
+                on_progress=lambda ply, done: update(lo + max(0, done - pad)),
+            )
             records.extend(recs)
             seconds += run_s
             compile_seconds += comp_s
-            advance(hi - lo)
+            update(hi)
 
     if progress:
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -395,9 +421,9 @@ def arena(
             TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn()
         ) as bar:
             task = bar.add_task(f"{player_a.name} vs {player_b.name}", total=num_games)
-            run_chunks(lambda n: bar.advance(task, n))
+            run_chunks(lambda finished: bar.update(task, completed=finished))
     else:
-        run_chunks(lambda n: None)
+        run_chunks(lambda finished: None)
     return _summarise(player_a, player_b, records, a_first, seconds, compile_seconds)
 
 
