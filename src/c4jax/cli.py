@@ -588,8 +588,40 @@ def _search_title(what: str, out) -> str:
     return f"{what}: {int(out.visit_counts.sum())} root visits, value {float(out.value[0]):+.3f}"
 
 
+_PENDING = bytearray()  # bytes read from stdin but not yet returned as a line
+
+
 def _read_move(prompt: str) -> str:
-    return input(prompt)
+    """One line from the player.  On POSIX the wait polls stdin with
+    ``select`` (reading the file descriptor itself, so no line hides in a
+    Python buffer) instead of blocking in ``input()``: the kernel may deliver
+    Ctrl-C's SIGINT to one of JAX's or the warm-up's threads, and a main
+    thread blocked in a read would then never see it.  Polling runs Python
+    code in the main thread every 0.1 s, so the KeyboardInterrupt comes at
+    once.  Raises ``EOFError`` at end of input."""
+    import select
+
+    try:
+        fileno = sys.stdin.fileno()
+    except (AttributeError, OSError, ValueError):
+        fileno = None
+    if fileno is None or os.name != "posix":
+        return input(prompt)
+    sys.stdout.write(prompt)
+    sys.stdout.flush()
+    while b"\n" not in _PENDING:
+        ready, _, _ = select.select([fileno], [], [], 0.1)
+        if not ready:
+            continue
+        chunk = os.read(fileno, 4096)
+        if not chunk:  # end of input
+            if not _PENDING:
+                raise EOFError
+            _PENDING.extend(b"\n")
+        _PENDING.extend(chunk)
+    line, _, rest = bytes(_PENDING).partition(b"\n")
+    _PENDING[:] = rest
+    return line.decode("utf-8", errors="replace").rstrip("\r")
 
 
 def _legal_text(game, legal) -> str:
