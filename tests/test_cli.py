@@ -257,7 +257,7 @@ def test_arena_perfect_never_loses(cli_env, tmp_path):
     r = run(cli_env, "arena", "perfect", "random", "--game", "tictactoe", "--games", "20", "--out", out)
     assert r.returncode == 0, r.stderr
     assert "perfect vs random: 20 games" in r.stdout
-    assert re.search(r"random wins\s+│\s+0 │", r.stdout), r.stdout
+    assert re.search(r"B \(random\) wins\s+│\s+0 │", r.stdout), r.stdout
     games = read_games(out)
     assert len(games) == 20
     for g in games:
@@ -329,7 +329,7 @@ BAD = [
     (["analyze", "--rows", "2"], "rows must be in 3..32, got 2"),
     (["play", "--cols", "70"], "cols must be in 3..64, got 70"),
     (["analyze", "--connect", "8"], "connect must be in 3..7"),
-    (["play", "--game", "tictactoe", "--rows", "4"], "--rows apply to connect4 only"),
+    (["play", "--game", "tictactoe", "--rows", "4"], "--rows applies to connect4 only"),
     (["analyze", "1289"], "move 2 is '8'"),
     (["analyze", "1111111"], "move 6 (1) is into a full column"),
     (["analyze", "--game", "tictactoe", "55"], "move 1 (5) is on an occupied cell"),

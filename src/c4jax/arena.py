@@ -55,7 +55,8 @@ def wilson_interval(successes: float, n: int, z: float = Z95) -> tuple[float, fl
     denom = 1.0 + z * z / n
     centre = (p + z * z / (2 * n)) / denom
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return max(0.0, centre - half), min(1.0, centre + half)
+    lo, hi = centre - half, centre + half
+    return (0.0 if lo < 1e-12 else lo), (1.0 if hi > 1 - 1e-12 else hi)
 
 
 def elo_difference(score: float) -> float:
@@ -70,14 +71,18 @@ def elo_difference(score: float) -> float:
 
 @dataclasses.dataclass(frozen=True)
 class GameRecord:
-    """One game: its moves (0-based actions), who was X (moved first), and the
-    result: ``"X"``, ``"O"`` or ``"draw"``."""
+    """One game: its moves (0-based actions, from the start position), who
+    played X (the first player of the game) and O, and the result: ``"X"``,
+    ``"O"`` or ``"draw"``.  ``start_ply`` is the number of stones already on
+    the board at the start (0: the empty board, so ``moves`` replay with
+    ``from_moves``)."""
 
     moves: tuple[int, ...]
     x_player: str
     o_player: str
     result: str
     game: str
+    start_ply: int = 0
 
     def to_json(self) -> str:
         return json.dumps(
@@ -87,6 +92,7 @@ class GameRecord:
                 "o": self.o_player,
                 "result": self.result,
                 "plies": len(self.moves),
+                "start_ply": self.start_ply,
                 "moves": [m + 1 for m in self.moves],  # 1-based, as from_moves takes them
             }
         )
@@ -94,17 +100,28 @@ class GameRecord:
     @staticmethod
     def from_json(line: str) -> "GameRecord":
         d = json.loads(line)
+        if not isinstance(d, dict):
+            raise ValueError(f"a game record is a JSON object; got {line.strip()[:80]}")
         for field in ("game", "x", "o", "result", "moves"):
             if field not in d:
                 raise ValueError(f"game record lacks {field!r}: {line.strip()[:80]}")
         if d["result"] not in ("X", "O", "draw"):
             raise ValueError(f"result must be 'X', 'O' or 'draw'; got {d['result']!r}")
+        moves = d["moves"]
+        if not isinstance(moves, list) or not all(
+            isinstance(m, int) and not isinstance(m, bool) and m >= 1 for m in moves
+        ):
+            raise ValueError(f"moves must be a list of 1-based ints; got {moves!r}"[:120])
+        start_ply = d.get("start_ply", 0)
+        if not isinstance(start_ply, int) or start_ply < 0:
+            raise ValueError(f"start_ply must be an int >= 0; got {start_ply!r}")
         return GameRecord(
-            moves=tuple(int(m) - 1 for m in d["moves"]),
-            x_player=d["x"],
-            o_player=d["o"],
+            moves=tuple(m - 1 for m in moves),
+            x_player=str(d["x"]),
+            o_player=str(d["o"]),
             result=d["result"],
-            game=d["game"],
+            game=str(d["game"]),
+            start_ply=start_ply,
         )
 
 
@@ -112,7 +129,8 @@ class GameRecord:
 class ArenaResult:
     """What :func:`arena` returns.  ``wins``/``draws``/``losses`` are A's
     (B's wins are A's losses); ``*_ci`` are 95% Wilson intervals of the
-    rates; ``elo`` is A minus B with ``elo_ci``."""
+    rates; ``elo`` is A minus B with ``elo_ci``; ``a_first``/``a_second`` are
+    A's (wins, draws, losses) in the games where A moved first / second."""
 
     player_a: str
     player_b: str
@@ -164,12 +182,12 @@ class ArenaResult:
         t.add_column("games", justify="right")
         t.add_column("rate", justify="right")
         t.add_column("95% CI (Wilson)", justify="right")
-        t.add_row(f"{self.player_a} wins", str(self.wins), pct(self.wins / n), ci(self.wins_ci))
+        t.add_row(f"A ({self.player_a}) wins", str(self.wins), pct(self.wins / n), ci(self.wins_ci))
         t.add_row("draws", str(self.draws), pct(self.draws / n), ci(self.draws_ci))
-        t.add_row(f"{self.player_b} wins", str(self.losses), pct(self.losses / n), ci(self.losses_ci))
+        t.add_row(f"B ({self.player_b}) wins", str(self.losses), pct(self.losses / n), ci(self.losses_ci))
         t.add_section()
-        t.add_row(f"{self.player_a} as X (w/d/l)", "/".join(map(str, self.a_first)), "", "")
-        t.add_row(f"{self.player_a} as O (w/d/l)", "/".join(map(str, self.a_second)), "", "")
+        t.add_row("A moving first (w/d/l)", "/".join(map(str, self.a_first)), "", "")
+        t.add_row("A moving second (w/d/l)", "/".join(map(str, self.a_second)), "", "")
         t.add_row(
             "Elo (A - B)", elo(self.elo), "", f"[{elo(self.elo_ci[0])}, {elo(self.elo_ci[1])}]"
         )
@@ -291,8 +309,9 @@ def play_games(
     *,
     on_progress=None,
 ) -> tuple[list[GameRecord], float, float]:
-    """Plays one game per key, ``a_first[g]`` saying whether A is X in game
-    ``g``, from the unbatched position ``env``, in one jitted call.
+    """Plays one game per key, ``a_first[g]`` saying whether A moves first in
+    game ``g``, from the unbatched position ``env`` (X or O to move), in one
+    jitted call.
 
     Returns ``(records, run_seconds, compile_seconds)``; ``records[g]`` is
     game ``g``'s :class:`GameRecord`; ``compile_seconds`` is 0 when the same
@@ -305,8 +324,14 @@ def play_games(
     num = len(a_first)
     if num == 0 or len(keys) != num:
         raise ValueError(f"need one key per game; got {len(keys)} keys for {num} games")
-    if env.batch_shape:
-        raise ValueError("env is the one starting position of every game (unbatched)")
+    for name, p in (("player_a", player_a), ("player_b", player_b)):
+        if not isinstance(p, Player):
+            raise ValueError(f"{name} must be a c4jax Player (e.g. c4jax.parse_player('random')); got {p!r}")
+    if not isinstance(env, Env) or env.batch_shape:
+        raise ValueError("env is the one starting position of every game (an unbatched Env)")
+    if bool(env.done):
+        raise ValueError("the starting position is a finished game")
+    first_mover = int(env.to_move)  # 0: X moves first from env, 1: O does
     order_a = [g for g in range(num) if a_first[g]]
     order_b = [g for g in range(num) if not a_first[g]]
     half = max(len(order_a), len(order_b))
@@ -349,9 +374,13 @@ def play_games(
     for g, slot in slots:
         seq = tuple(int(m) for m in moves[slot] if m >= 0)
         w = int(winners[slot])
-        x, o = (player_a.name, player_b.name) if a_first[g] else (player_b.name, player_a.name)
+        a_is_x = a_first[g] == (first_mover == 0)
+        x, o = (player_a.name, player_b.name) if a_is_x else (player_b.name, player_a.name)
         result = "draw" if w == NO_WINNER else ("X" if w == 0 else "O")
-        records[g] = GameRecord(moves=seq, x_player=x, o_player=o, result=result, game=repr(env.game))
+        records[g] = GameRecord(
+            moves=seq, x_player=x, o_player=o, result=result, game=repr(env.game),
+            start_ply=int(env.ply),
+        )
     return records, run_seconds, compile_seconds
 
 
@@ -424,16 +453,20 @@ def arena(
             run_chunks(lambda finished: bar.update(task, completed=finished))
     else:
         run_chunks(lambda finished: None)
-    return _summarise(player_a, player_b, records, a_first, seconds, compile_seconds)
+    return _summarise(
+        player_a, player_b, records, a_first, int(env.to_move), seconds, compile_seconds
+    )
 
 
-def _summarise(player_a, player_b, records, a_first, seconds, compile_seconds) -> ArenaResult:
+def _summarise(player_a, player_b, records, a_first, first_mover, seconds, compile_seconds) -> ArenaResult:
     n = len(records)
     first = [0, 0, 0]
     second = [0, 0, 0]
     sims = 0
     for rec, af in zip(records, a_first):
-        a_mark = "X" if af else "O"
+        # A moved first in this game iff af; the first mover is X iff the
+        # start position had X to move.
+        a_mark = "X" if af == (first_mover == 0) else "O"
         outcome = 1 if rec.result == "draw" else (0 if rec.result == a_mark else 2)
         (first if af else second)[outcome] += 1
         a_moves = sum(1 for p in range(len(rec.moves)) if (p % 2 == 0) == af)

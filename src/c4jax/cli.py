@@ -325,7 +325,7 @@ def make_game(args):
     if args.game == "tictactoe":
         given = [f"--{k}" for k, v in sizes.items() if v is not None]
         if given:
-            raise UsageError(f"{'/'.join(given)} apply to connect4 only, not to tictactoe")
+            raise UsageError(f"{'/'.join(given)} {'applies' if len(given) == 1 else 'apply'} to connect4 only, not to tictactoe")
         return tictactoe.GAME
     try:
         return connect4.make(
@@ -344,7 +344,7 @@ def parse_moves(game, text: str):
     if game.name == "connect4" and game.cols > 9 and text:
         moves = []
         for i, tok in enumerate(t for t in re.split(r"[,\s]+", text) if t):
-            if not tok.isdigit():
+            if not (tok.isascii() and tok.isdigit() and len(tok) <= 9):
                 raise UsageError(f"bad MOVES {text!r}: move {i} is {tok!r}: expected a column 1..{game.cols}")
             moves.append(int(tok))
     try:
@@ -509,12 +509,17 @@ class _AI:
         for t in self._warm.values():
             t.start()
 
+    def busy(self) -> bool:
+        """Whether a warm-up thread is still running."""
+        return any(t.is_alive() for t in self._warm.values())
+
     def wait(self, which: str | None = None) -> None:
         """Joins the warm-up of ``which`` ("search" or "cut"; default both)."""
         for name in [which] if which else list(self._warm):
-            t = self._warm.pop(name, None)
+            t = self._warm.get(name)
             if t is not None:
-                t.join()
+                t.join()  # an interrupted join leaves the thread listed (see busy)
+                self._warm.pop(name, None)
 
     def legal(self, env):
         import numpy as np
@@ -716,8 +721,9 @@ def cmd_play(args, con, t_start: float) -> int:
             error = None
             if not cmd:
                 error = f"Type a {label} number 1-{n_actions}, or hint, undo, quit."
-            elif not re.fullmatch(r"[+-]?\d+", cmd):
-                error = f"{text.strip()!r} is not a move: type a {label} number 1-{n_actions}."
+            elif not re.fullmatch(r"[+-]?[0-9]{1,9}", cmd, flags=re.ASCII):
+                shown = text.strip() if len(text.strip()) <= 20 else text.strip()[:20] + "..."
+                error = f"{shown!r} is not a move: type a {label} number 1-{n_actions}."
             else:
                 m = int(cmd)
                 if not 1 <= m <= n_actions:
@@ -740,8 +746,20 @@ def cmd_play(args, con, t_start: float) -> int:
     except KeyboardInterrupt:
         con.print()
     con.print(state.summary(stopped))
-    ai.wait()
+    if ai.busy():
+        # A warm-up search is still running in XLA's threads: leave now
+        # rather than wait for it, and without the interpreter's shutdown,
+        # which aborts while XLA threads are running.
+        _hard_exit(0)
     return 0
+
+
+def _hard_exit(code: int) -> None:
+    """Flushes the output and ends the process at once (``os._exit``)."""
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(code)
 
 
 # ---------------------------------------------------------------------------
@@ -1015,6 +1033,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         return EXIT_USAGE
     con = _console()
+    # Ctrl-C must reach us even if SIGINT was inherited as ignored (nohup, some
+    # CI runners): play, analyze and arena all end cleanly on it.
+    import signal
+
+    with contextlib.suppress(ValueError, OSError):
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     enable_compilation_cache(_cache_dir(args))
     try:
         return args.func(args, con, t_start)
@@ -1023,6 +1047,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     except KeyboardInterrupt:
         sys.stderr.write(f"{PROG} {args.command}: interrupted\n")
+        # Compilation or a search may still be running in XLA's threads; the
+        # interpreter's normal shutdown would crash under them.
+        _hard_exit(130)
         return 130
     except BrokenPipeError:
         with contextlib.suppress(OSError):

@@ -33,7 +33,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from c4jax.env import NO_WINNER, Env, finish_step, playout
+from c4jax.env import NO_WINNER, Env, as_action, check_game, finish_step, playout
 
 __all__ = [
     "Connect4",
@@ -164,6 +164,7 @@ class Connect4:
 
     def legal_action_mask(self, env: Env) -> jax.Array:
         """``bool[cols]``: the columns that are not full; all False once done."""
+        check_game(self, env)
         occupied = env.stones[..., 0, :] | env.stones[..., 1, :]
         return (occupied != jnp.uint32(self._full)) & ~env.done[..., None]
 
@@ -180,7 +181,8 @@ class Connect4:
           ``bool[]`` whether the game is over.  A finished ``env`` comes back
           unchanged with reward 0 and done True.
         """
-        action = jnp.asarray(action, jnp.int32)
+        check_game(self, env)
+        action = as_action(action)
         stones = env.stones
         occupied = stones[0] | stones[1]
         onehot = jnp.arange(self.cols, dtype=jnp.int32) == action
@@ -199,12 +201,14 @@ class Connect4:
         All False on a finished game.  Used by the heuristic prior and
         rollouts (win at once, else block).
         """
+        check_game(self, env)
         occupied = env.stones[0] | env.stones[1]
         mine = jnp.where(env.to_move == 0, env.stones[0], env.stones[1])
         hits = self._threats(mine, occupied) & self._playable(occupied)
         return (hits != 0) & ~env.done
 
     def _rollout(self, key: jax.Array, env: Env, heuristic: bool) -> jax.Array:
+        check_game(self, env)
         full = jnp.uint32(self._full)
         return playout(
             key,
@@ -319,6 +323,7 @@ class Connect4:
     def board_array(self, env: Env) -> jax.Array:
         """``int8[..., rows, cols]``: 0 empty, 1 player 0 (X), 2 player 1 (O);
         row 0 is the top row, as drawn."""
+        check_game(self, env)
         r = jnp.arange(self.rows - 1, -1, -1, dtype=jnp.uint32)[:, None]
         p0 = (env.stones[..., 0, None, :] >> r) & 1
         p1 = (env.stones[..., 1, None, :] >> r) & 1

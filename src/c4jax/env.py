@@ -213,3 +213,45 @@ def playout(key, env: Env, *, words, legal, wins, drop, has_line, heuristic: boo
 
     init = (mine, p0 | p1, env.ply, env.done, jnp.int32(0), result_for_player_to_move(env))
     return jax.lax.while_loop(cond, body, init)[5].astype(jnp.float32)
+
+
+def as_action(action) -> jax.Array:
+    """An action as ``int32[]``, for ``env_step``.
+
+    Integers outside the int32 range become -1 (an illegal move, which ends
+    the game with a loss for the mover), never a wrapped-around legal move.
+
+    Raises:
+      ValueError: (at trace time) for a non-integer action (a float, a bool, a
+        string) or one that is not a scalar (``jax.vmap`` for a batch).
+    """
+    import numpy as np
+
+    if isinstance(action, (bool, np.bool_)):
+        raise ValueError(f"action must be an integer, not a bool; got {action!r}")
+    if isinstance(action, (int, np.integer)):
+        value = int(action)
+        return jnp.int32(value if -(2**31) <= value < 2**31 else -1)
+    try:
+        a = jnp.asarray(action)
+    except TypeError:
+        raise ValueError(f"action must be an integer; got {action!r}") from None
+    if not jnp.issubdtype(a.dtype, jnp.integer):
+        raise ValueError(f"action must be an integer, got dtype {a.dtype} ({action!r})")
+    if a.shape != ():
+        raise ValueError(f"action must be a scalar (jax.vmap env_step for a batch); got shape {a.shape}")
+    if jnp.iinfo(a.dtype).max > jnp.iinfo(jnp.int32).max:
+        a = jnp.where(a > jnp.iinfo(jnp.int32).max, -1, a)
+    return a.astype(jnp.int32)
+
+
+def check_game(game, env: Env) -> None:
+    """Raises ``ValueError`` if ``env`` belongs to another game than ``game``
+    (a static check: the module-level functions play the standard board)."""
+    if not isinstance(env, Env):
+        raise ValueError(f"expected a c4jax Env; got {type(env).__name__}")
+    if env.game != game:
+        raise ValueError(
+            f"this Env is {env.game!r}, not {game!r}: use its own game's functions "
+            "(env.game.env_step, ...)"
+        )

@@ -212,6 +212,10 @@ def parse_player(spec: str, **mcts_options: Any) -> Player:
     Raises:
       ValueError: naming the allowed spellings.
     """
+    if not isinstance(spec, str):
+        raise ValueError(
+            f"a player is written as a string: random, heuristic, perfect, mcts:N, flatmc:N; got {spec!r}"
+        )
     spec = spec.strip().lower()
     if spec == "random":
         return random_player()

@@ -86,8 +86,10 @@ class SearchOptions:
       longest game (the search stops at finished games anyway).
     capacity: nodes in the tree; ``None``: ``num_simulations + 1`` for a fresh
       tree, the tree's own for a reused one.
-    temperature: 0 plays the most visited action (ties: higher Q); above 0 the
-      action is sampled with probability ``visits ** (1 / temperature)``.
+    temperature: 0 plays the most visited action (ties: higher Q; Gumbel:
+      its own recommendation, the best ``g + logits + sigma(q)`` among the
+      actions within one visit of the most visited); above 0 the action is sampled with probability
+      ``visits ** (1 / temperature)``.
     dirichlet_fraction, dirichlet_alpha: root prior ``(1 - f) p + f Dir(alpha)``;
       0 (off) by default, also at a reused root.
     max_num_considered_actions, gumbel_scale: Gumbel MuZero's ``m`` and the
@@ -165,8 +167,10 @@ class SearchOutput:
     """What :func:`run_mcts` returns (shapes for a batch; one game drops ``B``
     everywhere except in ``search_tree``).
 
-    action: ``int32[B]``, the move to play; -1 for a finished game (no search
-      is run there).
+    action: ``int32[B]``, the move to play: the most visited (ties to the
+      higher Q; Gumbel: the best ``g + logits + sigma(q)`` among the actions
+      within one visit of the most visited); -1 for a finished game
+      (no search is run there).
     action_weights: ``float32[B, A]``, the root's visit distribution (all 0
       for a finished game).
     visit_counts: ``int32[B, A]``, the root's per-action visit counts.
@@ -592,6 +596,19 @@ def _search_one(key, env: Env, tree, opts: SearchOptions, num_simulations: int) 
     # Most visited, ties to the higher Q: (q + 1) / 4 < 1 never outweighs a visit.
     score = jnp.where(legal, visits.astype(jnp.float32) + (qvalues + 1.0) / 4.0, -jnp.inf)
     action = jnp.argmax(score).astype(jnp.int32)
+    if opts.selection == "gumbel":
+        # Gumbel MuZero's own recommendation (Danihelka et al. 2022, as in
+        # mctx.gumbel_muzero_policy): among the actions sequential halving
+        # kept to the end, the highest g + logits + sigma(q).  mctx keeps only
+        # the most visited; when the budget does not divide evenly the last
+        # candidates differ by one visit, so we keep those within one visit.
+        completed = _qtransform(opts)(tree, ROOT)
+        logits = tree.children_prior_logits[ROOT]
+        gumbel_score = jnp.maximum(
+            -1e9, tree.extra_data.root_gumbel + logits - jnp.max(logits) + completed
+        )
+        kept = legal & (visits >= jnp.max(visits) - 1)
+        action = jnp.argmax(jnp.where(kept, gumbel_score, -jnp.inf)).astype(jnp.int32)
     if opts.temperature > 0:
         logp = jnp.log(jnp.maximum(visits.astype(jnp.float32), 1e-30)) / opts.temperature
         logp = jnp.where(legal & (visits > 0), logp, -jnp.inf)

@@ -25,7 +25,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from c4jax.env import NO_WINNER, Env, finish_step, playout
+from c4jax.env import NO_WINNER, Env, as_action, check_game, finish_step, playout
 
 __all__ = [
     "TicTacToe",
@@ -122,6 +122,7 @@ class TicTacToe:
 
     def legal_action_mask(self, env: Env) -> jax.Array:
         """``bool[9]``: the empty cells; all False once the game is over."""
+        check_game(self, env)
         occupied = env.stones[..., 0, 0] | env.stones[..., 1, 0]
         return ~self._cells(occupied) & ~env.done[..., None]
 
@@ -133,7 +134,8 @@ class TicTacToe:
         mover (+1 win, -1 illegal move, else 0), ``bool[]`` done; a finished
         game is returned unchanged with reward 0.
         """
-        action = jnp.asarray(action, jnp.int32)
+        check_game(self, env)
+        action = as_action(action)
         occupied = env.stones[0, 0] | env.stones[1, 0]
         in_range = (action >= 0) & (action < 9)
         bit = jnp.where(
@@ -152,11 +154,13 @@ class TicTacToe:
 
     def winning_moves(self, env: Env) -> jax.Array:
         """``bool[9]``: cells that win at once for the player to move."""
+        check_game(self, env)
         occupied = env.stones[0, 0] | env.stones[1, 0]
         mine = jnp.where(env.to_move == 0, env.stones[0, 0], env.stones[1, 0])
         return self._cells(self._threats(mine, occupied)) & ~env.done
 
     def _rollout(self, key: jax.Array, env: Env, heuristic: bool) -> jax.Array:
+        check_game(self, env)
         return playout(
             key,
             env,
@@ -232,6 +236,7 @@ class TicTacToe:
 
     def board_array(self, env: Env) -> jax.Array:
         """``int8[..., 3, 3]``: 0 empty, 1 X, 2 O; row 0 is the top row."""
+        check_game(self, env)
         p0 = self._cells(env.stones[..., 0, 0]).astype(jnp.int8)
         p1 = self._cells(env.stones[..., 1, 0]).astype(jnp.int8)
         return (p0 + 2 * p1).reshape(p0.shape[:-1] + (3, 3))

@@ -1,0 +1,82 @@
+"""Bad input at the Python boundary and in jit: found by a fresh user's
+break-it session, each case rerun here."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import c4jax
+from c4jax import connect4 as c4
+from c4jax import tictactoe as ttt
+
+
+@pytest.mark.parametrize("action", [3.7, -0.5, float("nan"), "3", True, np.float32(2.0)])
+def test_non_integer_actions_are_rejected(action):
+    with pytest.raises(ValueError, match="action must be an integer"):
+        c4.env_step(c4.from_moves("4453"), action)
+    with pytest.raises(ValueError, match="action must be an integer"):
+        ttt.env_step(ttt.from_moves("5"), action)
+
+
+def test_non_integer_action_under_jit_is_rejected_at_trace_time():
+    with pytest.raises(ValueError, match="action must be an integer"):
+        jax.jit(c4.env_step)(c4.from_moves("4453"), jnp.float32(3.9))
+
+
+@pytest.mark.parametrize("action", [2**33 + 2, np.int64(2**33 + 2), -(2**40), np.uint32(2**32 - 1)])
+def test_huge_integers_are_illegal_moves_not_wrapped(action):
+    env = c4.from_moves("4453")
+    new, reward, done = c4.env_step(env, action)
+    assert float(reward) == -1.0 and bool(done) and int(new.winner) == 1 - int(env.to_move)
+    np.testing.assert_array_equal(np.asarray(new.stones), np.asarray(env.stones))
+
+
+def test_module_functions_refuse_an_env_of_another_game():
+    five = c4.make(6, 7, 5).from_moves("121212")
+    for fn in (c4.legal_action_mask, c4.winning_moves, c4.render, c4.board_array):
+        with pytest.raises(ValueError, match="connect=5"):
+            fn(five)
+    with pytest.raises(ValueError, match="connect=5"):
+        c4.env_step(five, 0)
+    with pytest.raises(ValueError, match="TicTacToe"):
+        c4.rollout(jax.random.key(0), ttt.from_moves("15"))
+    with pytest.raises(ValueError, match="Connect4"):
+        ttt.legal_action_mask(c4.from_moves("4453"))
+    # Its own game plays connect five: four in a column is not a win.
+    _, reward, done = five.game.env_step(five, 0)
+    assert float(reward) == 0.0 and not bool(done)
+
+
+def test_arena_from_a_position_with_o_to_move_credits_the_right_player():
+    start = c4.from_moves("1212325")  # O to move; O wins at once in column 2
+    r = c4jax.arena(jax.random.key(0), c4jax.heuristic_player(), c4jax.random_player(), 10, start)
+    # The heuristic player, moving first (as O), wins at once in each of its 5 games.
+    assert r.a_first == (5, 0, 0)
+    for g, rec in enumerate(r.games):
+        assert rec.start_ply == 7
+        if g % 2 == 0:
+            assert rec.o_player == "heuristic" and rec.moves == (1,) and rec.result == "O"
+    with pytest.raises(ValueError, match="finished game"):
+        c4jax.arena(jax.random.key(0), c4jax.random_player(), c4jax.random_player(), 2, c4.from_moves("1212121"))
+    with pytest.raises(ValueError, match="Player"):
+        c4jax.arena(jax.random.key(0), "random", c4jax.random_player(), 2)
+
+
+def test_gumbel_recommends_among_the_last_candidates_not_only_the_most_visited():
+    # X to move: cell 7 wins at once.  With gumbel_scale=0 the recommendation
+    # is the best logits + sigma(q) among the actions sequential halving kept.
+    env = ttt.from_moves("1245")
+    out = c4jax.run_mcts(jax.random.key(0), env, 200, selection="gumbel", gumbel_scale=0.0)
+    assert int(out.action) == 6, out.visit_counts
+
+
+def test_read_games_rejects_malformed_records(tmp_path):
+    path = tmp_path / "g.jsonl"
+    for line in ['5', '{"game": "g", "x": "a", "o": "b", "result": "X", "moves": null}',
+                 '{"game": "g", "x": "a", "o": "b", "result": "X", "moves": [1.7, "3"]}']:
+        path.write_text(line + "\n")
+        with pytest.raises(ValueError, match="line 1"):
+            c4jax.read_games(path)
