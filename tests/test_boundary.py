@@ -80,3 +80,19 @@ def test_read_games_rejects_malformed_records(tmp_path):
         path.write_text(line + "\n")
         with pytest.raises(ValueError, match="line 1"):
             c4jax.read_games(path)
+
+
+def test_search_boundary_errors_are_clear_value_errors():
+    env = c4.env_reset()
+    for key in (None, jnp.array([0.5, 0.5]), jnp.array([1, 2], jnp.int32)):
+        with pytest.raises(ValueError, match="PRNG key"):
+            c4jax.run_mcts(key, env, 4)
+    for bad in (dict(value_min="a"), dict(value_max=float("inf")), dict(pb_c_init=True)):
+        with pytest.raises(ValueError, match="value_m|pb_c_init"):
+            c4jax.run_mcts(jax.random.key(0), env, 4, **bad)
+    out = c4jax.run_mcts(jax.random.key(0), env, 4)
+    for action in (2.5, "3", True):
+        with pytest.raises(ValueError, match="action must be an integer"):
+            c4jax.get_subtree(out.search_tree, action)
+    with pytest.raises(ValueError, match="a player is written as a string"):
+        c4jax.parse_player(None)

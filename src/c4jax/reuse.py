@@ -46,6 +46,8 @@ def get_subtree(tree: mctx.Tree, action) -> mctx.Tree:
     if not isinstance(tree, mctx.Tree) or tree.node_visits.ndim != 2:
         raise ValueError("tree must be a batched mctx.Tree ([B, N, ...]) from run_mcts")
     batch = tree.node_visits.shape[0]
+    if isinstance(action, (bool, str)) or not jnp.issubdtype(jnp.asarray(action).dtype, jnp.integer):
+        raise ValueError(f"action must be an integer (scalar or [B]); got {action!r}")
     action = jnp.asarray(action, jnp.int32)
     if action.ndim == 0:
         action = jnp.full((batch,), action)

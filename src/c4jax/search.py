@@ -139,7 +139,7 @@ class SearchOptions:
             )
         for name in ("pb_c_init", "pb_c_base", "uct_c", "dirichlet_alpha"):
             v = getattr(self, name)
-            if not isinstance(v, (int, float)) or not v > 0 or not math.isfinite(v):
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not v > 0 or not math.isfinite(v):
                 raise ValueError(f"{name} must be a finite number > 0; got {v!r}")
         for name in ("temperature", "gumbel_scale"):
             v = getattr(self, name)
@@ -147,6 +147,10 @@ class SearchOptions:
                 raise ValueError(f"{name} must be a finite number >= 0; got {v!r}")
         if not (isinstance(self.dirichlet_fraction, (int, float)) and 0 <= self.dirichlet_fraction <= 1):
             raise ValueError(f"dirichlet_fraction must be in [0, 1]; got {self.dirichlet_fraction!r}")
+        for name in ("value_min", "value_max"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+                raise ValueError(f"{name} must be a finite number; got {v!r}")
         if not (self.value_max > self.value_min):
             raise ValueError(
                 f"value_max must be > value_min; got {self.value_min!r}, {self.value_max!r}"
@@ -202,6 +206,11 @@ def _options_from_kwargs(options: dict[str, Any]) -> SearchOptions:
 
 
 def _is_key_batch(key: jax.Array) -> bool:
+    if not (jax.dtypes.issubdtype(key.dtype, jax.dtypes.prng_key) or key.dtype == jnp.uint32):
+        raise ValueError(
+            f"key must be a PRNG key (jax.random.key or jax.random.PRNGKey) or a batch of them; "
+            f"got an array of dtype {key.dtype}"
+        )
     if jax.dtypes.issubdtype(key.dtype, jax.dtypes.prng_key):
         if key.ndim > 1:
             raise ValueError(f"key must be one PRNG key or a [B] batch of keys; got shape {key.shape}")
@@ -264,6 +273,8 @@ def run_mcts(
     single = batch_shape == ()
     envs = jax.tree.map(lambda x: x[None], env) if single else env
     batch = envs.ply.shape[0]
+    if key is None:
+        raise ValueError("key must be a PRNG key (jax.random.key(seed)); got None")
     key = jnp.asarray(key) if not isinstance(key, jax.Array) else key
     if _is_key_batch(key):
         if single or key.shape[0] != batch:
