@@ -96,3 +96,18 @@ def test_search_boundary_errors_are_clear_value_errors():
             c4jax.get_subtree(out.search_tree, action)
     with pytest.raises(ValueError, match="a player is written as a string"):
         c4jax.parse_player(None)
+
+
+@pytest.mark.parametrize(
+    "argv,message",
+    [
+        (["analyze", "4453", "-n", "2000000000"], "at most 1,000,000"),
+        (["analyze", "4453", "-n", "\u00b2"], "expected an integer"),
+    ],
+)
+def test_cli_rejects_unusable_simulation_counts(argv, message, capsys):
+    from c4jax.cli import main
+
+    code = main(argv)
+    err = capsys.readouterr().err
+    assert code == 2 and message in err and "Traceback" not in err

@@ -65,12 +65,21 @@ class _Formatter(argparse.RawDescriptionHelpFormatter):
 
 
 def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}") from None
+    if not (text.isascii() and text.strip().lstrip("+-").isdigit() and len(text) <= 12):
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text[:20]!r}")
+    value = int(text)
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
+    return value
+
+
+MAX_SIMULATIONS = 1_000_000  # a tree of 2 N + 2 nodes must fit in memory
+
+
+def _simulations(text: str) -> int:
+    value = _positive_int(text)
+    if value > MAX_SIMULATIONS:
+        raise argparse.ArgumentTypeError(f"must be at most {MAX_SIMULATIONS:,}, got {value:,}")
     return value
 
 
@@ -118,7 +127,7 @@ def _search_parent(default_sims: int) -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(add_help=False)
     g = p.add_argument_group("search")
     g.add_argument(
-        "--simulations", "-n", type=_positive_int, default=default_sims, metavar="N",
+        "--simulations", "-n", type=_simulations, default=default_sims, metavar="N",
         help=f"MCTS simulations per move (default: {default_sims})",
     )
     g.add_argument(
