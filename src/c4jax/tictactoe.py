@@ -468,21 +468,8 @@ def count_minimax_nodes(method: str) -> int:
     count = 0
     inf = 2  # larger than any game value
 
-    def minimax(me: int, opp: int) -> int:
-        nonlocal count
-        count += 1
-        if _has_line_py(opp):
-            return -1
-        occ = me | opp
-        if occ == _ALL:
-            return 0
-        best = -inf
-        for c in range(9):
-            if not occ >> c & 1:
-                best = max(best, -minimax(opp, me | (1 << c)))
-        return best
-
-    def alphabeta(me: int, opp: int, alpha: int, beta: int, ordered: bool) -> int:
+    def search(me: int, opp: int, alpha: int, beta: int, prune: bool, ordered: bool) -> int:
+        # Negamax; without `prune` it is plain minimax (every node visited).
         nonlocal count
         count += 1
         if _has_line_py(opp):
@@ -493,16 +480,13 @@ def count_minimax_nodes(method: str) -> int:
         moves = _ordered_moves(me, opp) if ordered else [c for c in range(9) if not occ >> c & 1]
         best = -inf
         for c in moves:
-            best = max(best, -alphabeta(opp, me | (1 << c), -beta, -alpha, ordered))
+            best = max(best, -search(opp, me | (1 << c), -beta, -alpha, prune, ordered))
             alpha = max(alpha, best)
-            if alpha >= beta:
+            if prune and alpha >= beta:
                 break
         return best
 
-    if method == "minimax":
-        value = minimax(0, 0)
-    else:
-        value = alphabeta(0, 0, -inf, inf, method == "alphabeta_ordered")
+    value = search(0, 0, -inf, inf, method != "minimax", method == "alphabeta_ordered")
     assert value == 0, value  # tic-tac-toe is a draw
     return count
 
