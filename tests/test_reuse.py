@@ -50,7 +50,12 @@ def assert_subtree_equal(old, new, old_root):
         assert new.children_index[j].tolist() == expect_children
         assert new.parents[j] == (-1 if o == old_root else mapping[old.parents[o]])
         np.testing.assert_array_equal(new.embeddings.stones[j], old.embeddings.stones[o])
+        # The solver's proven bounds travel with their nodes.
+        assert new.extra_data.value_lower[j] == old.extra_data.value_lower[o]
+        assert new.extra_data.value_upper[j] == old.extra_data.value_upper[o]
     assert np.all(new.node_visits[len(nodes):] == 0)
+    assert np.all(new.extra_data.value_lower[len(nodes):] == -1.0)
+    assert np.all(new.extra_data.value_upper[len(nodes):] == 1.0)
     assert np.all(new.children_index[len(nodes):] == -1)
 
 

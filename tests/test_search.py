@@ -74,7 +74,9 @@ def test_same_tree_as_mctx_muzero_policy(game, moves, n, seed):
     # Precondition: mctx never expanded below a finished game here (where it
     # does, the trees differ by design; see the next test).
     assert _nodes_below_terminal(ref) == []
-    ours = c4jax.run_mcts(key, env, n).search_tree
+    # solver=False: the solver's proofs change selection once a finished
+    # game is reached (mctx has no solver).
+    ours = c4jax.run_mcts(key, env, n, solver=False).search_tree
     for field in TREE_FIELDS:
         np.testing.assert_allclose(
             np.asarray(getattr(ours, field)), np.asarray(getattr(ref, field)),
@@ -85,7 +87,7 @@ def test_same_tree_as_mctx_muzero_policy(game, moves, n, seed):
 def test_terminal_aware_where_mctx_expands_below_finished_games():
     key, env, n = jax.random.key(42), c4.from_moves("4453"), 60
     ref = _mctx_reference(key, env, n)
-    ours = c4jax.run_mcts(key, env, n).search_tree
+    ours = c4jax.run_mcts(key, env, n, solver=False).search_tree
     below = _nodes_below_terminal(ref)
     assert below, "mctx should spend nodes below finished games in this position"
     assert _nodes_below_terminal(ours) == []
@@ -106,7 +108,8 @@ def test_terminal_aware_where_mctx_expands_below_finished_games():
 
 # --------------------------------------------------------------------------
 # Hand-worked trees (uniform prior, PUCT c1 = 1.25, c2 = 19652, Q by min-max
-# over [-1, 1]: unvisited actions score 0, a draw 0.5, a win 1).
+# over [-1, 1]: unvisited actions score 0, a draw 0.5, a win 1), with and
+# without the solver.
 
 
 def test_hand_worked_one_legal_move():
@@ -132,8 +135,9 @@ def test_hand_worked_one_legal_move():
     assert np.sum(t.node_visits > 0) == 2
 
 
+@pytest.mark.parametrize("solver", [False, True])
 @pytest.mark.parametrize("n,visits_a,visits_b", [(7, 5, 2), (8, 6, 2)])
-def test_hand_worked_two_legal_moves(n, visits_a, visits_b):
+def test_hand_worked_two_legal_moves(n, visits_a, visits_b, solver):
     #  X | X | O
     # ---+---+---        O to move (ply 7); cells 6 and 9 are empty.
     #  O | O | .    a = cell 6 (action 5): O completes 4-5-6, wins: Q = +1.
@@ -156,9 +160,14 @@ def test_hand_worked_two_legal_moves(n, visits_a, visits_b):
     # a later visit stops at that finished child.  The root's rollout is
     # O at 6 (+1) or O at 9 then X at 6 (0), so raw value is 0 or 1 and the
     # root value is (raw + visits_a * 1 + visits_b * 0) / (n + 1).
+    # With the solver: the root is proven won from the start (O has a win in
+    # one: decisive move), so out.value is exactly 1; b is proven a draw once
+    # its child (a finished draw) exists, and from then on it is dominated
+    # by a (upper bound 0 < the root's lower bound 1), but b never gets a 3rd
+    # visit before n = 8 anyway, so the visit counts are the same.
     env = ttt.from_moves("1324758")
     assert np.flatnonzero(np.asarray(ttt.legal_action_mask(env))).tolist() == [5, 8]
-    out = c4jax.run_mcts(jax.random.key(7), env, n)
+    out = c4jax.run_mcts(jax.random.key(7), env, n, solver=solver)
     t = row(out.search_tree)
     expected = [0] * 9
     expected[5], expected[8] = visits_a, visits_b
@@ -167,12 +176,93 @@ def test_hand_worked_two_legal_moves(n, visits_a, visits_b):
     assert float(out.qvalues[5]) == 1.0 and float(out.qvalues[8]) == 0.0
     raw = float(t.raw_values[0])
     assert raw in (0.0, 1.0)
-    np.testing.assert_allclose(float(out.value), (raw + visits_a) / (n + 1), rtol=1e-6)
+    mean = (raw + visits_a) / (n + 1)
+    np.testing.assert_allclose(t.node_values[0], mean, rtol=1e-6)
+    np.testing.assert_allclose(float(out.value), 1.0 if solver else mean, rtol=1e-6)
     a = t.children_index[0, 5]
     b = t.children_index[0, 8]
     assert t.node_visits[a] == visits_a and t.node_values[a] == 0.0 and bool(t.embeddings.done[a])
     assert t.node_visits[b] == visits_b and t.node_values[b] == 0.0
     assert np.sum(t.node_visits > 0) == 4  # root, a, b, b's finished child
+    lo, hi = t.extra_data.value_lower, t.extra_data.value_upper
+    assert (lo[a], hi[a]) == (0.0, 0.0)  # a finished game
+    if solver:
+        assert (lo[0], hi[0]) == (1.0, 1.0)  # root: O wins at 6
+        assert (lo[b], hi[b]) == (0.0, 0.0)  # X's forced reply draws
+    else:
+        assert (lo[0], hi[0]) == (-1.0, 1.0) and (lo[b], hi[b]) == (-1.0, 1.0)
+
+
+@pytest.mark.parametrize("solver", [False, True])
+def test_hand_worked_three_legal_moves(solver):
+    #  X | X | .
+    # ---+---+---        X to move (ply 6); cells 3, 5 and 7 are empty.
+    #  X | . | O    w1 = cell 3 (action 2): X wins (1-2-3): Q = +1.
+    # ---+---+---   l  = cell 5 (action 4): O then wins at once (3-6-9 or
+    #  . | O | O         7-8-9), whatever it plays: Q = -1.
+    #               w2 = cell 7 (action 6): X wins (1-4-7): Q = +1.
+    # Scores (min-max: win 1, loss 0, unvisited 0), prior 1/3 each,
+    # u(n_x) = sqrt(N) * pb_c(N) / 3 / (1 + n_x), N = root visits:
+    #  N=1: all three score 0.417, a tie; say w1 (the other orders are
+    #       symmetric or visit l first, see below).
+    #  N=2..7: w1 1+u(1..6) = 1.295, 1.241, 1.208, 1.186, 1.170, 1.158 beats
+    #       the unvisited 0.589, 0.722, 0.834, 0.932, 1.021, 1.103   -> w1 x7
+    #  N=8: w1 1.147 < l = w2 = 1.179 (a tie between the unvisited)
+    #       if l: (7, 1, 0); N=9: w2 0+1.251 > w1 1.156 > l 0+0.625;
+    #       N=10..15: w2 1+u = 1.659, 1.461, 1.361, 1.301, 1.260, 1.231
+    #       beats w1 1.165 .. 1.202 and l 0.659 .. 0.807       -> (7, 1, 7)
+    #       if w2 first at N=8, l comes in one step later; every order of
+    #       the ties ends at (w1, l, w2) = (7, 1, 7) after 15 simulations
+    #       (enumerated by hand and by a script over all tie orders).
+    # l's one visit expands O's node: O wins in one whatever it plays, so its
+    # rollout is +1 for O and Q(l) = 0 + (-1) * 1 = -1.  w1, w2 are finished
+    # games: Q = reward = +1.  The root's own rollout is +1 (X plays 3 or 7)
+    # or -1 (X plays 5, O wins), so its value is (raw + 7 + 7 - 1) / 16.
+    # With the solver: the root is proven won (X has a win in one), O's node
+    # after l is proven won for O (a win in one), so l is proven lost; the
+    # visit counts are the same (l gets no second visit either way) and
+    # out.value is exactly +1.
+    env = ttt.from_moves("162849")
+    assert np.flatnonzero(np.asarray(ttt.legal_action_mask(env))).tolist() == [2, 4, 6]
+    keys = jax.random.split(jax.random.key(11), 6)  # different tie-breaking noise
+    out = c4jax.run_mcts(keys, stack([env] * 6), 15, solver=solver)
+    for i in range(6):
+        t = row(out.search_tree, i)
+        assert out.visit_counts[i].tolist() == [0, 0, 7, 0, 1, 0, 7, 0, 0]
+        assert out.qvalues[i].tolist() == [0, 0, 1, 0, -1, 0, 1, 0, 0]
+        assert int(out.action[i]) in (2, 6)
+        raw = float(t.raw_values[0])
+        assert raw in (-1.0, 1.0)
+        np.testing.assert_allclose(t.node_values[0], (raw + 13) / 16, rtol=1e-6)
+        np.testing.assert_allclose(float(out.value[i]), 1.0 if solver else (raw + 13) / 16, rtol=1e-6)
+        lose = t.children_index[0, 4]
+        assert t.raw_values[lose] == 1.0 and t.node_values[lose] == 1.0
+        lo, hi = t.extra_data.value_lower, t.extra_data.value_upper
+        if solver:
+            assert (lo[0], hi[0]) == (1.0, 1.0) and (lo[lose], hi[lose]) == (1.0, 1.0)
+        assert np.sum(t.node_visits > 0) == 4  # root, w1, l, w2
+
+
+def test_solver_proves_a_loss_two_plies_deep_and_keeps_means_when_all_lose():
+    # X: 2, 1; O: 7.  X threatens 3 (1-2-3); O must block there, but then X
+    # plays 5 and threatens both 8 (2-5-8) and 9 (1-5-9): every O move loses
+    # (the exact solver agrees).  With the decisive-move rules the search
+    # proves it: each other O move leads to an X node with a win in one; the
+    # block leads to X's fork, after which O faces two threats.
+    env = ttt.from_moves("271")
+    exact = ttt.solve(env)
+    legal = np.asarray(ttt.legal_action_mask(env))
+    assert np.all(exact[legal] == -1)
+    out = c4jax.run_mcts(jax.random.key(0), env, 400)
+    t = row(out.search_tree)
+    assert (t.extra_data.value_lower[0], t.extra_data.value_upper[0]) == (-1.0, -1.0)
+    assert float(out.value) == -1.0
+    assert legal[int(out.action)]
+    # Every move loses, so the Q-values keep their means (they rank the
+    # losing moves by how often a fallible opponent goes wrong): not all -1.
+    q = np.asarray(out.qvalues)[legal]
+    assert np.all(q >= -1.0) and np.all(q < 0.0) and not np.all(q == -1.0)
+
 
 
 # --------------------------------------------------------------------------
@@ -265,6 +355,63 @@ def _check_tree_invariants(tree, n, live):
                     assert t.children_discounts[i, a] == 0.0
                     q = t.children_rewards[i, a] + t.children_discounts[i, a] * t.children_values[i, a]
                     assert q == 1.0
+
+
+def _exact_value(stones) -> float:
+    """Perfect-play value of a tic-tac-toe board for the player to move (0 if
+    finished), from the exact solver's table."""
+    x, o = int(stones[0, 0]), int(stones[1, 0])
+    idx = sum((1 if x >> i & 1 else 2 if o >> i & 1 else 0) * 3**i for i in range(9))
+    values = ttt.solution_table()[idx]
+    legal = values != -2
+    return float(values[legal].max()) if legal.any() else 0.0
+
+
+@pytest.mark.parametrize("moves,n,seed", [("", 3000, 0), ("2", 2000, 1), ("15", 1500, 2), ("271", 400, 3)])
+def test_solver_bounds_hold_the_exact_value_of_every_node(moves, n, seed):
+    # Soundness against the exact solver: every node's proven bounds contain
+    # its perfect-play value, and the search proves a real share of them.
+    out = c4jax.run_mcts(jax.random.key(seed), ttt.from_moves(moves), n)
+    t = row(out.search_tree)
+    used = np.flatnonzero(t.node_visits > 0)
+    lo, hi = t.extra_data.value_lower[used], t.extra_data.value_upper[used]
+    exact = np.array([_exact_value(t.embeddings.stones[i]) for i in used])
+    assert np.all(lo <= exact) and np.all(exact <= hi)
+    solved = lo == hi
+    assert solved.mean() > 0.2, solved.mean()
+    # Proven root actions: Q is exactly +-1 for proven wins/losses and every
+    # proven bound agrees with the exact per-action values.
+    env = ttt.from_moves(moves)
+    values = ttt.solve(env)
+    for a in np.flatnonzero(np.asarray(ttt.legal_action_mask(env))):
+        c = t.children_index[0, a]
+        if c < 0:
+            continue
+        r, d = t.children_rewards[0, a], t.children_discounts[0, a]
+        q_lo, q_hi = r + d * t.extra_data.value_upper[c], r + d * t.extra_data.value_lower[c]
+        assert q_lo <= values[a] <= q_hi
+        if q_lo == 1.0:
+            assert float(out.qvalues[a]) == 1.0
+        if q_hi == -1.0 and t.extra_data.value_upper[0] > -1.0:
+            assert float(out.qvalues[a]) == -1.0
+    # The move played is never proven worse than another: once the root is
+    # solved it is an optimal move.
+    if t.extra_data.value_lower[0] == t.extra_data.value_upper[0]:
+        assert values[int(out.action)] == np.nanmax(values)
+
+
+def test_solver_finds_the_trap_that_plain_means_miss():
+    # After X's edge opening (cell 2), O's far-corner replies (7, 9) and the
+    # edges next to X's lose to a fork.  200 searches of 1600 simulations,
+    # one key each (ttt_tables.md section 4): without the solver 7 of them
+    # (3.5%) pick a losing reply, with it none does.
+    env = ttt.from_moves("2")
+    values = ttt.solve(env)
+    envs = stack([env] * 200)
+    with_solver = np.asarray(c4jax.run_mcts(jax.random.key(0), envs, 1600).action)
+    plain = np.asarray(c4jax.run_mcts(jax.random.key(0), envs, 1600, solver=False).action)
+    assert np.sum(values[with_solver] < 0) == 0, np.unique(with_solver + 1, return_counts=True)
+    assert np.sum(values[plain] < 0) >= 3, np.unique(plain + 1, return_counts=True)
 
 
 @pytest.mark.parametrize("selection", ["puct", "uct", "gumbel"])
@@ -368,6 +515,10 @@ def test_bad_options_raise_value_errors_naming_allowed_values():
         c4jax.run_mcts(key, env, 10, qtransform="minmax")
     with pytest.raises(ValueError, match="capacity"):
         c4jax.run_mcts(key, env, 10, capacity=1)
+    with pytest.raises(ValueError, match="solver must be True or False"):
+        c4jax.run_mcts(key, env, 10, solver=1)
+    with pytest.raises(ValueError, match="must come from run_mcts"):
+        c4jax.run_mcts(key, env, 10, tree=_mctx_reference(key, env, 5))
     with pytest.raises(ValueError, match="env must be a c4jax Env"):
         c4jax.run_mcts(key, np.zeros((6, 7)), 10)
     with pytest.raises(ValueError, match="at most one batch axis"):

@@ -4,7 +4,8 @@ mctx 0.0.71 has no ``get_subtree`` and its ``search`` allocates a fresh tree
 each call; this module cuts an :class:`mctx.Tree` (as :func:`c4jax.run_mcts`
 returns it) down to the subtree under one root action, re-indexed so that the
 kept child becomes node 0, with the same node capacity.  Every visit count,
-value, prior, reward and discount of the kept subtree is kept as it was.
+value, prior, reward and discount of the kept subtree is kept as it was, and
+so are the solver's proven bounds (``TreeExtraData``).
 
 The subtree is found in ``O(N log N)`` by pointer jumping over ``parents``;
 the kept nodes keep their relative order (a parent's index is always smaller
@@ -92,7 +93,14 @@ def _subtree_one(tree: mctx.Tree, action: jax.Array) -> mctx.Tree:
     embeddings = jax.tree.map(lambda x: take(x, 0), tree.embeddings)
     root_env = jax.tree.map(lambda x: x[0], embeddings)
     legal = root_env.game.legal_action_mask(root_env)
+    extra = tree.extra_data
+    if hasattr(extra, "value_lower"):  # run_mcts's TreeExtraData: the solver's bounds
+        extra = extra.replace(
+            value_lower=take(extra.value_lower, -1.0),
+            value_upper=take(extra.value_upper, 1.0),
+        )
     return tree.replace(
+        extra_data=extra,
         node_visits=take(tree.node_visits, 0),
         raw_values=take(tree.raw_values, 0),
         node_values=take(tree.node_values, 0),

@@ -21,7 +21,26 @@ One simulation (Browne et al. 2012, sec. 3.1; Silver et al. 2017 for PUCT):
    never expanded below (terminal-aware search: no node is spent there, the
    simulation just backs up its result again);
 4. backup: every node on the path gets one visit and the return
-   ``G = r + discount * G'`` averaged into its value (negamax: discount -1).
+   ``G = r + discount * G'`` averaged into its value (negamax: discount -1);
+5. proof (``solver=True``, the default): the bounds on the game-theoretic
+   value of the nodes on the path are recomputed from their children
+   (score-bounded MCTS, Cazenave & Saffidine 2011, which extends the
+   MCTS-Solver of Winands et al. 2008 to draws): a finished game's value is
+   known; a node's value for its player to move lies in
+   ``[max_a lower(a), max_a upper(a)]`` with ``[lower(a), upper(a)] =
+   r + discount * [bounds of the child]`` (``[-1, 1]`` for an unexpanded
+   action), tightened by the position itself: a player with a winning move
+   has a win, one facing two winning moves of the opponent (and having none)
+   has a loss (decisive moves, Teytaud & Teytaud 2010).  Selection never
+   takes an action proven worse than another action of the same node.  At
+   the root, an action proven to win or lose has Q exactly +1 or -1 (in
+   selection and in the output, MCTS-Solver), and the move played is never
+   one proven worse than another (a win in one, else a proven win, is played
+   when there is one).  Below the root the means are left as backed up: they
+   also rank moves by how likely a fallible opponent is to go wrong, which
+   is what beats weaker players; replacing them by the proofs there made the
+   search win less often against the random player without making it lose
+   less to the perfect one.
 
 Capacity: the tree holds ``capacity`` nodes (default ``num_simulations + 1``;
 a reused tree keeps its own).  When it is full, a simulation that would
@@ -48,14 +67,35 @@ import jax.numpy as jnp
 import mctx
 
 from c4jax.env import Env
-from c4jax.values import PRIORS, ROLLOUT_POLICIES, leaf_value, prior_logits
+from c4jax.values import PRIORS, ROLLOUT_POLICIES, _swap_mover, leaf_value, prior_logits
 
-__all__ = ["SearchOptions", "SearchOutput", "run_mcts", "SELECTIONS", "QTRANSFORMS"]
+__all__ = ["SearchOptions", "SearchOutput", "TreeExtraData", "run_mcts", "SELECTIONS", "QTRANSFORMS"]
 
 SELECTIONS = ("puct", "uct", "gumbel")
 QTRANSFORMS = ("min_max", "parent_and_siblings", "mix_value")
 UNVISITED = mctx.Tree.UNVISITED
 NO_PARENT = mctx.Tree.NO_PARENT
+# Game-theoretic values are in [LOSS, WIN] for the player to move (rewards
+# are -1, 0, +1); the solver's bounds start there.
+LOSS, WIN = -1.0, 1.0
+
+
+@chex.dataclass(frozen=True)
+class TreeExtraData:
+    """``search_tree.extra_data`` of the trees :func:`run_mcts` returns.
+
+    root_gumbel: ``float32[A]``, Gumbel MuZero's root noise (zeros unless
+      ``selection="gumbel"``; mctx's Gumbel functions read this field).
+    value_lower, value_upper: ``float32[N]``, proven bounds on each node's
+      game-theoretic value for its player to move (``[-1, 1]`` when nothing is
+      proven, ``[0, 0]`` for a finished game; equal bounds: the node is
+      solved).  Kept by :func:`c4jax.get_subtree`.  Without the solver they
+      stay ``[-1, 1]`` (finished games ``[0, 0]``).
+    """
+
+    root_gumbel: jax.Array
+    value_lower: jax.Array
+    value_upper: jax.Array
 ROOT = mctx.Tree.ROOT_INDEX
 
 
@@ -94,6 +134,18 @@ class SearchOptions:
       0 (off) by default, also at a reused root.
     max_num_considered_actions, gumbel_scale: Gumbel MuZero's ``m`` and the
       scale of its Gumbel noise (0 makes it deterministic).
+    solver: ``True`` (default): prove wins, draws and losses in the tree and
+      use them (score-bounded MCTS, Cazenave & Saffidine 2011; MCTS-Solver,
+      Winands et al. 2008; decisive moves, Teytaud & Teytaud 2010; see the
+      module docstring): selection skips actions proven worse than a
+      sibling; at the root, actions proven to win or lose have Q exactly
+      +1 / -1 (with the min-max Q transform and UCT; ``parent_and_siblings``
+      and Gumbel see the plain means) and the move played is never proven
+      worse than another (a win in one first).  ``False``: plain mean
+      backups (then, where no finished game is reached, the tree equals
+      ``mctx.muzero_policy``'s).  Why it is on: with plain backups the
+      default search kept losing to the perfect tic-tac-toe player at every
+      budget up to 6400 simulations (benchmarks/strength/ttt_tables.md).
     """
 
     selection: str = "puct"
@@ -113,6 +165,7 @@ class SearchOptions:
     dirichlet_alpha: float = 0.3
     max_num_considered_actions: int = 16
     gumbel_scale: float = 1.0
+    solver: bool = True
 
     def validated(self) -> "SearchOptions":
         """Checks every field; returns ``self`` with ``qtransform`` resolved.
@@ -159,6 +212,8 @@ class SearchOptions:
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v < lo:
                 raise ValueError(f"{name} must be an int >= {lo}; got {v!r}")
+        if not isinstance(self.solver, bool):
+            raise ValueError(f"solver must be True or False; got {self.solver!r}")
         for name, lo in (("max_depth", 1), ("capacity", 2)):
             v = getattr(self, name)
             if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < lo):
@@ -179,9 +234,13 @@ class SearchOutput:
       for a finished game).
     visit_counts: ``int32[B, A]``, the root's per-action visit counts.
     qvalues: ``float32[B, A]``, the root's Q-values for the player to move
-      (``r + discount * V(child)``; 0 for unvisited actions).
+      (``r + discount * V(child)``; 0 for unvisited actions; with the solver,
+      exactly +1 / -1 for an action proven to win / lose, unless every
+      action loses).
     value: ``float32[B]``, the root's value for the player to move (the mean
-      of all backed-up returns; 0 for a finished game).
+      of all backed-up returns; with the solver exactly +1 / -1 once the root
+      is proven won / lost; 0 for a finished game).  The proven bounds of
+      every node are in ``search_tree.extra_data`` (:class:`TreeExtraData`).
     search_tree: an :class:`mctx.Tree` with a leading batch axis (``[1, ...]``
       for one game) whose ``embeddings`` are :class:`~c4jax.env.Env`; pass it
       through :func:`c4jax.get_subtree` to reuse it.
@@ -296,6 +355,11 @@ def run_mcts(
             )
         if not isinstance(tree, mctx.Tree):
             raise ValueError(f"tree must be an mctx.Tree from run_mcts/get_subtree; got {type(tree).__name__}")
+        if not isinstance(tree.extra_data, TreeExtraData):
+            raise ValueError(
+                "tree must come from run_mcts, get_subtree or empty_tree (its extra_data holds the "
+                f"solver's bounds); got extra_data of type {type(tree.extra_data).__name__}"
+            )
         if tree.node_visits.ndim != 2 or tree.node_visits.shape[0] != batch:
             raise ValueError(
                 f"tree must have a leading batch axis of {batch}; got node_visits of shape {tree.node_visits.shape}"
@@ -340,10 +404,36 @@ def _gather(tree_like, index):
     return jax.tree.map(lambda x: x[index], tree_like)
 
 
-def _new_tree(env: Env, logits, value, capacity: int, extra_data) -> mctx.Tree:
+def _static_bounds(env: Env) -> tuple[jax.Array, jax.Array]:
+    """Bounds on a position's value for the player to move, from the position
+    alone: a finished game is worth 0 (its result belongs to the move that
+    ended it); a player with a winning move has a win (decisive moves,
+    Teytaud & Teytaud 2010); a player without one facing two or more winning
+    moves of the opponent has a loss (it can block only one); else [-1, 1]."""
+    game = env.game
+    own = jnp.any(game.winning_moves(env))
+    threats = jnp.sum(game.winning_moves(_swap_mover(env)) & game.legal_action_mask(env))
+    lost = ~own & (threats >= 2)
+    lower = jnp.where(env.done, 0.0, jnp.where(own, WIN, LOSS))
+    upper = jnp.where(env.done, 0.0, jnp.where(lost, LOSS, WIN))
+    return lower.astype(jnp.float32), upper.astype(jnp.float32)
+
+
+def _new_tree(env: Env, logits, value, capacity: int, root_gumbel=None, solver: bool = True) -> mctx.Tree:
     num_actions = env.game.num_actions
     n, na = (capacity,), (capacity, num_actions)
     embeddings = jax.tree.map(lambda x: jnp.zeros(n + x.shape, x.dtype).at[ROOT].set(x), env)
+    if root_gumbel is None:
+        root_gumbel = jnp.zeros((num_actions,), jnp.float32)
+    if solver:
+        lower, upper = _static_bounds(env)
+    else:
+        lower, upper = jnp.where(env.done, 0.0, LOSS), jnp.where(env.done, 0.0, WIN)
+    extra_data = TreeExtraData(
+        root_gumbel=root_gumbel,
+        value_lower=jnp.full(n, LOSS, jnp.float32).at[ROOT].set(lower),
+        value_upper=jnp.full(n, WIN, jnp.float32).at[ROOT].set(upper),
+    )
     return mctx.Tree(
         node_visits=jnp.zeros(n, jnp.int32).at[ROOT].set(1),
         raw_values=jnp.zeros(n, jnp.float32).at[ROOT].set(value),
@@ -377,21 +467,73 @@ def _dirichlet(key, logits, legal, fraction, alpha):
     return jnp.where(legal, jnp.log(jnp.maximum(mixed, tiny)), jnp.finfo(jnp.float32).min)
 
 
+def _edge_bounds(tree: mctx.Tree, node) -> tuple[jax.Array, jax.Array]:
+    """Proven bounds ``float32[A]`` on ``Q(node, a)`` for the player to move:
+    ``r + discount * [child's bounds]`` (discounts are -1 or 0, so the child's
+    upper bound gives the edge's lower one); ``[-1, 1]`` for an unexpanded
+    action, except that a visited unexpanded edge into a finished game (a
+    full tree) is worth its reward exactly."""
+    child = tree.children_index[node]
+    safe = jnp.maximum(child, 0)
+    extra = tree.extra_data
+    r = tree.children_rewards[node]
+    d = tree.children_discounts[node]
+    expanded = child != UNVISITED
+    known = ~expanded & (tree.children_visits[node] > 0) & (d == 0.0)
+    lower = jnp.where(expanded, r + d * extra.value_upper[safe], jnp.where(known, r, LOSS))
+    upper = jnp.where(expanded, r + d * extra.value_lower[safe], jnp.where(known, r, WIN))
+    return lower, upper
+
+
+def _solver_qvalues(tree: mctx.Tree, node) -> jax.Array:
+    """``Q(node, a)`` ``float32[A]`` with the proofs applied: exactly +1 for an
+    action proven to win, -1 for one proven to lose (MCTS-Solver), the mean
+    otherwise.  Only wins and losses replace the mean: a proven draw keeps
+    its mean, because comparing an exact 0 with its siblings' unproven
+    (rollout-biased) means would bias the choice against the proven move.
+    In a node proven lost (every action loses) the means are kept too: they
+    rank the losing moves by how often a fallible opponent goes wrong."""
+    q = tree.qvalues(node)
+    lower, upper = _edge_bounds(tree, node)
+    lost = tree.extra_data.value_upper[node] <= LOSS
+    proven = jnp.where(lower >= WIN, WIN, jnp.where(upper <= LOSS, LOSS, q))
+    return jnp.where(lost, q, proven)
+
+
+def _qtransform_min_max_solver(tree: mctx.Tree, node, *, min_value, max_value) -> jax.Array:
+    """``mctx.qtransform_by_min_max`` (the same formula: unvisited actions
+    score 0), on :func:`_solver_qvalues` at the root and on the plain means
+    below it."""
+    visits = tree.children_visits[node]
+    q = jnp.where(node == ROOT, _solver_qvalues(tree, node), tree.qvalues(node))
+    score = jnp.where(visits > 0, q, min_value)
+    return (score - min_value) / (max_value - min_value)
+
+
+def _solver_allowed(tree: mctx.Tree, node, legal) -> jax.Array:
+    """Legal actions not proven worse than another action of ``node``: their
+    upper bound reaches the node's lower bound (always at least one)."""
+    _, upper = _edge_bounds(tree, node)
+    return legal & (upper >= tree.extra_data.value_lower[node])
+
+
 def _qtransform(opts: SearchOptions):
     if opts.qtransform == "min_max":
-        return functools.partial(
-            mctx.qtransform_by_min_max, min_value=opts.value_min, max_value=opts.value_max
-        )
+        fn = _qtransform_min_max_solver if opts.solver else mctx.qtransform_by_min_max
+        return functools.partial(fn, min_value=opts.value_min, max_value=opts.value_max)
     if opts.qtransform == "parent_and_siblings":
         return mctx.qtransform_by_parent_and_siblings
     return mctx.qtransform_completed_by_mix_value
 
 
-def _uct_selection(key, tree, node, legal, c):
+def _uct_selection(key, tree, node, legal, c, solver):
     visits = tree.children_visits[node].astype(jnp.float32)
     total = jnp.maximum(jnp.sum(visits), 1.0)
     bonus = c * jnp.sqrt(jnp.log(total) / jnp.maximum(visits, 1.0))
-    score = jnp.where(visits > 0, tree.qvalues(node) + bonus, 1e9)
+    q = tree.qvalues(node)
+    if solver:
+        q = jnp.where(node == ROOT, _solver_qvalues(tree, node), q)
+    score = jnp.where(visits > 0, q + bonus, 1e9)
     score = score + 1e-7 * jax.random.uniform(key, score.shape)
     return jnp.argmax(jnp.where(legal, score, -jnp.inf)).astype(jnp.int32)
 
@@ -401,7 +543,8 @@ def _make_selection(opts: SearchOptions, num_simulations: int):
     qtransform = _qtransform(opts)
 
     def legal_at(tree, node):
-        return tree.embeddings.game.legal_action_mask(_gather(tree.embeddings, node))
+        legal = tree.embeddings.game.legal_action_mask(_gather(tree.embeddings, node))
+        return _solver_allowed(tree, node, legal) if opts.solver else legal
 
     if opts.selection == "puct":
         def select(key, tree, node, depth):
@@ -416,7 +559,7 @@ def _make_selection(opts: SearchOptions, num_simulations: int):
         c = opts.uct_c * (opts.value_max - opts.value_min)
 
         def select(key, tree, node, depth):
-            return _uct_selection(key, tree, node, legal_at(tree, node), c)
+            return _uct_selection(key, tree, node, legal_at(tree, node), c, opts.solver)
     else:
         def select(key, tree, node, depth):
             root_action = mctx.gumbel_muzero_root_action_selection(
@@ -475,6 +618,53 @@ def _descend(key, tree, select, max_depth: int):
     return node, action, depth, expand, path_nodes, path_actions
 
 
+def _prove_path(tree: mctx.Tree, path_nodes, path_actions, start, leaf):
+    """Score bounds of the path's nodes after a simulation, bottom-up.
+
+    Recomputes the bounds of the nodes at depths ``start, start - 1, ..., 0``
+    from their children (the path's child with its new bounds), stopping at
+    the first node whose bounds did not change (its ancestors' cannot either).
+    Returns ``(lower, upper)``, ``float32[max_depth + 1]``: the bounds of
+    every node on the path (depths ``0..leaf``), updated.
+    """
+    extra = tree.extra_data
+    size = path_nodes.shape[0]
+    i = jnp.arange(size)
+    pn = jnp.where(i <= leaf, path_nodes, 0)
+    lower0 = extra.value_lower[pn]
+    upper0 = extra.value_upper[pn]
+
+    def cond(s):
+        return s[1]
+
+    def body(s):
+        j, _, lower, upper = s
+        node = path_nodes[j]
+        env = _gather(tree.embeddings, node)
+        legal = env.game.legal_action_mask(env)
+        e_lo, e_hi = _edge_bounds(tree, node)
+        # The path's child: its bounds as just recomputed.
+        a = jnp.maximum(path_actions[j], 0)
+        jc = jnp.minimum(j + 1, size - 1)
+        on = j < leaf
+        r = tree.children_rewards[node, a]
+        d = tree.children_discounts[node, a]
+        e_lo = jnp.where(on, e_lo.at[a].set(r + d * upper[jc]), e_lo)
+        e_hi = jnp.where(on, e_hi.at[a].set(r + d * lower[jc]), e_hi)
+        # Bounds only tighten: intersect with what was already proven (which
+        # holds the finished-game and decisive-move bounds).
+        live = jnp.any(legal)  # a finished game keeps its [0, 0]
+        lo = jnp.where(live, jnp.maximum(lower[j], jnp.max(jnp.where(legal, e_lo, -jnp.inf))), lower[j])
+        hi = jnp.where(live, jnp.minimum(upper[j], jnp.max(jnp.where(legal, e_hi, -jnp.inf))), upper[j])
+        changed = (lo != lower[j]) | (hi != upper[j])
+        return j - 1, changed & (j > 0), lower.at[j].set(lo), upper.at[j].set(hi)
+
+    _, _, lower, upper = jax.lax.while_loop(
+        cond, body, (start, start >= 0, lower0, upper0)
+    )
+    return lower, upper
+
+
 def _simulate_once(key, tree, next_free, select, opts: SearchOptions):
     """One simulation: selection, expansion, evaluation, backup."""
     capacity, max_depth = opts.capacity, opts.max_depth
@@ -497,6 +687,11 @@ def _simulate_once(key, tree, next_free, select, opts: SearchOptions):
     )
 
     new_node = expand & (next_free < capacity)
+    if opts.solver:
+        child_lower, child_upper = _static_bounds(child_env)
+    else:
+        child_lower = jnp.where(done, 0.0, LOSS)
+        child_upper = jnp.where(done, 0.0, WIN)
     accumulate = expand & ~new_node
     idx = jnp.where(new_node, next_free, capacity)  # out of bounds: dropped
     drop = dict(mode="drop")
@@ -512,6 +707,10 @@ def _simulate_once(key, tree, next_free, select, opts: SearchOptions):
         children_index=tree.children_index.at[jnp.where(new_node, node, capacity), action].set(idx, **drop),
         children_rewards=tree.children_rewards.at[edge_n, action].set(reward, **drop),
         children_discounts=tree.children_discounts.at[edge_n, action].set(discount, **drop),
+        extra_data=tree.extra_data.replace(
+            value_lower=tree.extra_data.value_lower.at[idx].set(child_lower, **drop),
+            value_upper=tree.extra_data.value_upper.at[idx].set(child_upper, **drop),
+        ),
     )
     # A full tree: the unexpanded edge collects the evaluation itself.
     acc_n = jnp.where(accumulate, node, capacity)
@@ -549,6 +748,17 @@ def _simulate_once(key, tree, next_free, select, opts: SearchOptions):
     nodes = jnp.where(on_path, path_nodes, capacity)
     counts = tree.node_visits[pn].astype(jnp.float32)
     new_values = (tree.node_values[pn] * counts + returns) / (counts + 1.0)
+    if opts.solver:
+        # From the new node's parent (or from the node whose unexpanded edge
+        # collected the evaluation) up, while the bounds change.
+        start = jnp.where(new_node, leaf - 1, leaf)
+        lower, upper = _prove_path(tree, path_nodes, path_actions, start, leaf)
+        tree = tree.replace(
+            extra_data=tree.extra_data.replace(
+                value_lower=tree.extra_data.value_lower.at[nodes].set(lower, **drop),
+                value_upper=tree.extra_data.value_upper.at[nodes].set(upper, **drop),
+            )
+        )
     child_values = jnp.concatenate([new_values[1:], jnp.zeros(1, jnp.float32)])
     edge_nodes = jnp.where(has_edge, path_nodes, capacity)
     tree = tree.replace(
@@ -566,11 +776,9 @@ def _search_one(key, env: Env, tree, opts: SearchOptions, num_simulations: int) 
     action_key, noise_key, search_key = jax.random.split(policy_key, 3)
     legal = game.legal_action_mask(env)
     logits = prior_logits(env, opts.prior)
-    extra = None
+    root_gumbel = None
     if opts.selection == "gumbel":
-        extra = mctx.GumbelMuZeroExtraData(
-            root_gumbel=opts.gumbel_scale * jax.random.gumbel(noise_key, logits.shape)
-        )
+        root_gumbel = opts.gumbel_scale * jax.random.gumbel(noise_key, logits.shape)
     elif opts.dirichlet_fraction > 0:
         logits = _dirichlet(noise_key, logits, legal, opts.dirichlet_fraction, opts.dirichlet_alpha)
     # split(root_key, 1)[0]: the key make_root_fn gives row 0 of a batch of one.
@@ -580,11 +788,11 @@ def _search_one(key, env: Env, tree, opts: SearchOptions, num_simulations: int) 
         num_rollouts=opts.num_rollouts,
         rollout_policy=opts.rollout_policy,
     )
-    fresh = _new_tree(env, logits, root_value, opts.capacity, extra)
+    fresh = _new_tree(env, logits, root_value, opts.capacity, root_gumbel, opts.solver)
     if tree is not None:
         reusable = (tree.node_visits[ROOT] > 0) & _same_position(_gather(tree.embeddings, ROOT), env)
         tree = tree.replace(
-            extra_data=extra,
+            extra_data=tree.extra_data.replace(root_gumbel=fresh.extra_data.root_gumbel),
             root_invalid_actions=(~legal).astype(jnp.float32),
             children_prior_logits=tree.children_prior_logits.at[ROOT].set(logits),
         )
@@ -602,10 +810,20 @@ def _search_one(key, env: Env, tree, opts: SearchOptions, num_simulations: int) 
     tree = jax.tree.map(lambda a, b: jnp.where(env.done, a, b), tree, searched)
 
     visits = tree.children_visits[ROOT]
-    qvalues = tree.qvalues(ROOT)
+    qvalues = _solver_qvalues(tree, ROOT) if opts.solver else tree.qvalues(ROOT)
     total = jnp.sum(visits)
+    playable = legal
+    if opts.solver:
+        # Never a move proven worse than another; a proven win if there is one.
+        lower, _ = _edge_bounds(tree, ROOT)
+        playable = _solver_allowed(tree, ROOT, legal)
+        proven_win = playable & (lower >= WIN)
+        wins_now = game.winning_moves(env) & legal
+        playable = jnp.where(
+            jnp.any(wins_now), wins_now, jnp.where(jnp.any(proven_win), proven_win, playable)
+        )
     # Most visited, ties to the higher Q: (q + 1) / 4 < 1 never outweighs a visit.
-    score = jnp.where(legal, visits.astype(jnp.float32) + (qvalues + 1.0) / 4.0, -jnp.inf)
+    score = jnp.where(playable, visits.astype(jnp.float32) + (qvalues + 1.0) / 4.0, -jnp.inf)
     action = jnp.argmax(score).astype(jnp.int32)
     if opts.selection == "gumbel":
         # Gumbel MuZero's own recommendation (Danihelka et al. 2022, as in
@@ -618,19 +836,23 @@ def _search_one(key, env: Env, tree, opts: SearchOptions, num_simulations: int) 
         gumbel_score = jnp.maximum(
             -1e9, tree.extra_data.root_gumbel + logits - jnp.max(logits) + completed
         )
-        kept = legal & (visits >= jnp.max(visits) - 1)
+        kept = playable & (visits >= jnp.max(jnp.where(playable, visits, 0)) - 1)
         action = jnp.argmax(jnp.where(kept, gumbel_score, -jnp.inf)).astype(jnp.int32)
     if opts.temperature > 0:
         logp = jnp.log(jnp.maximum(visits.astype(jnp.float32), 1e-30)) / opts.temperature
-        logp = jnp.where(legal & (visits > 0), logp, -jnp.inf)
+        logp = jnp.where(playable & (visits > 0), logp, -jnp.inf)
         sampled = jax.random.categorical(action_key, logp).astype(jnp.int32)
-        action = jnp.where(total > 0, sampled, action)
+        action = jnp.where(jnp.any(playable & (visits > 0)), sampled, action)
     weights = visits.astype(jnp.float32) / jnp.maximum(total, 1).astype(jnp.float32)
+    out_value = tree.node_values[ROOT]
+    if opts.solver:
+        lower, upper = tree.extra_data.value_lower[ROOT], tree.extra_data.value_upper[ROOT]
+        out_value = jnp.where(lower >= WIN, WIN, jnp.where(upper <= LOSS, LOSS, out_value))
     return SearchOutput(
         action=jnp.where(env.done, -1, action),
         action_weights=jnp.where(env.done, 0.0, weights),
         visit_counts=visits,
         qvalues=jnp.where(visits > 0, qvalues, 0.0),
-        value=tree.node_values[ROOT],
+        value=out_value,
         search_tree=tree,
     )
