@@ -51,8 +51,11 @@ def main() -> None:
     if int(out.action) < 0:
         console.print("The game is over: nothing to search.")
         return
-    table = Table(title=f"MCTS, {args.simulations} simulations (values for the player to move)")
-    for col in ("move", "visits", "share", "Q-value", "prior"):
+    table = Table(
+        title=f"MCTS, {args.simulations} simulations (values for the player to move; the solver's "
+        "bounds: [+1, +1] a proven win, [0, 0] a draw, [-1, -1] a loss)"
+    )
+    for col in ("move", "visits", "share", "Q-value", "proven [lower, upper]", "prior"):
         table.add_column(col, justify="right")
     legal = game.legal_action_mask(env)
     prior = jax.nn.softmax(out.search_tree.children_prior_logits[0, 0])
@@ -65,6 +68,7 @@ def main() -> None:
             str(int(out.visit_counts[a])),
             f"{float(out.action_weights[a]):.1%}",
             f"{float(out.qvalues[a]):+.3f}",
+            f"[{float(out.qvalue_lower[a]):+.0f}, {float(out.qvalue_upper[a]):+.0f}]",
             f"{float(prior[a]):.3f}",
         )
     console.print(table)

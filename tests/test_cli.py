@@ -145,9 +145,11 @@ def test_tictactoe_game_bad_input_undo_hint_to_the_end(cli_env):
     assert ai != 5
     # --show-search: the table's best row is the move played, its principal
     # variation starts with it.
-    assert "principal variation" in text and "Q for O" in text
+    assert "principal variation" in text and "Q for O" in text and "proven" in text
     cells = best_row(text)
-    assert cells[0] == str(ai) and cells[4].split()[0] == str(ai)
+    # move | visits | share | Q | proven | principal variation | <- best
+    assert cells[0] == str(ai) and cells[5].split()[0] == str(ai)
+    assert cells[4] in ("", "win", "draw", "loss", ">= draw", "<= draw"), cells
     for taken in (5, ai):
         idx, text = t.send(str(taken))
         assert idx == 0 and f"Cell {taken} is taken." in text, text
@@ -230,9 +232,9 @@ def test_analyze_connect4_names_the_winning_column(cli_env):
     assert r.returncode == 0, r.stderr
     assert "X to move" in r.stdout
     cells = best_row(r.stdout)
-    assert cells[0] == "1" and cells[3] == "+1.000"
+    assert cells[0] == "1" and cells[3] == "+1.000" and cells[4] == "win"
     assert "Best move: column 1" in r.stdout
-    # Every legal column has a row: visits, share, Q, prior, PV.
+    # Every legal column has a row: visits, share, Q, proven, prior, PV.
     rows = [ln for ln in r.stdout.splitlines() if re.match(r"│\s+\d+ │", ln)]
     assert len(rows) == 7
 

@@ -240,6 +240,11 @@ def test_hand_worked_three_legal_moves(solver):
         lo, hi = t.extra_data.value_lower, t.extra_data.value_upper
         if solver:
             assert (lo[0], hi[0]) == (1.0, 1.0) and (lo[lose], hi[lose]) == (1.0, 1.0)
+            assert out.qvalue_lower[i].tolist() == [-1, -1, 1, -1, -1, -1, 1, -1, -1]
+            assert out.qvalue_upper[i].tolist() == [-1, -1, 1, -1, -1, -1, 1, -1, -1]
+        else:  # nothing proven; illegal actions lose by rule
+            assert out.qvalue_lower[i].tolist() == [-1] * 9
+            assert out.qvalue_upper[i].tolist() == [-1, -1, 1, -1, 1, -1, 1, -1, -1]
         assert np.sum(t.node_visits > 0) == 4  # root, w1, l, w2
 
 
@@ -314,10 +319,23 @@ def test_connect4_perfect_play_positions_floor():
     # legal move scores about 0.26 and 0.62.
     recs = records()
     envs = stack([c4.from_moves(r["moves"]) for r in recs])
-    actions = np.asarray(jax.jit(lambda k, e: c4jax.run_mcts(k, e, 400).action)(jax.random.key(0), envs))
+    out = jax.jit(lambda k, e: c4jax.run_mcts(k, e, 400))(jax.random.key(0), envs)
+    actions = np.asarray(out.action)
     strict = np.mean([a in r["best"] for a, r in zip(actions, recs)])
     wdl = np.mean([a in r["best_wdl"] for a, r in zip(actions, recs)])
     assert strict >= 0.85 and wdl >= 0.95, (strict, wdl)
+    # The solver's proofs agree with Pascal Pons' perfect-play scores (the
+    # sign of a column's score is its game-theoretic value for the mover).
+    lower, upper = np.asarray(out.qvalue_lower), np.asarray(out.qvalue_upper)
+    proven = 0
+    for i, r in enumerate(recs):
+        for a, score in enumerate(r["scores"]):
+            if score is None:
+                assert lower[i, a] == upper[i, a] == -1.0  # illegal: a loss by rule
+                continue
+            assert lower[i, a] <= np.sign(score) <= upper[i, a], (r["moves"], a, score)
+            proven += lower[i, a] == upper[i, a]
+    assert proven >= 100, proven
 
 
 # --------------------------------------------------------------------------

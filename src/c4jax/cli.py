@@ -411,10 +411,28 @@ def principal_variation(tree, action: int, max_len: int = 12) -> list[int]:
     return line
 
 
+def proven_result(lower: float, upper: float) -> str:
+    """What the solver proved about a move, from its bounds
+    (``SearchOutput.qvalue_lower/upper``, for the player to move): "win",
+    "loss", "draw", ">= draw", "<= draw" or "" (nothing)."""
+    if lower >= 1.0:
+        return "win"
+    if upper <= -1.0:
+        return "loss"
+    if lower == upper == 0.0:
+        return "draw"
+    if lower >= 0.0:
+        return ">= draw"
+    if upper <= 0.0:
+        return "<= draw"
+    return ""
+
+
 def search_table(game, out, legal, title: str, mover: str, with_prior: bool = False):
     """A rich Table of one search: per legal move its visits, visit share,
-    Q-value (for the player to move), optionally its prior, and the principal
-    variation (1-based), the chosen move marked ``<- best``; ``mover`` ("X"
+    Q-value (for the player to move), what the solver proved about it,
+    optionally its prior, and the principal variation (1-based), the chosen
+    move marked ``<- best``; ``mover`` ("X"
     or "O") names the player to move in the Q column.  ``out`` is a
     :class:`c4jax.SearchOutput` of one game (its ``search_tree`` ``[1, ...]``)."""
     import numpy as np
@@ -423,6 +441,8 @@ def search_table(game, out, legal, title: str, mover: str, with_prior: bool = Fa
     tree = _host(out.search_tree)
     visits = np.asarray(out.visit_counts).reshape(-1)
     qvalues = np.asarray(out.qvalues).reshape(-1)
+    q_lower = np.asarray(out.qvalue_lower).reshape(-1)
+    q_upper = np.asarray(out.qvalue_upper).reshape(-1)
     best = int(np.asarray(out.action).reshape(-1)[0])
     total = max(int(visits.sum()), 1)
     t = Table(title=title, title_justify="left")
@@ -430,6 +450,7 @@ def search_table(game, out, legal, title: str, mover: str, with_prior: bool = Fa
     t.add_column("visits", justify="right")
     t.add_column("share", justify="right")
     t.add_column(f"Q for {mover}", justify="right")
+    t.add_column("proven", justify="right")
     if with_prior:
         logits = np.asarray(tree.children_prior_logits)[0, 0].astype(np.float64)
         logits = np.where(legal, logits, -np.inf)
@@ -446,6 +467,7 @@ def search_table(game, out, legal, title: str, mover: str, with_prior: bool = Fa
             f"{int(visits[a])}",
             f"{100.0 * visits[a] / total:.1f}%",
             _fmt_q(float(qvalues[a])) if visits[a] > 0 else "-",
+            proven_result(float(q_lower[a]), float(q_upper[a])),
         ]
         if with_prior:
             row.append(f"{prior[a]:.3f}")

@@ -239,8 +239,13 @@ class SearchOutput:
       action loses).
     value: ``float32[B]``, the root's value for the player to move (the mean
       of all backed-up returns; with the solver exactly +1 / -1 once the root
-      is proven won / lost; 0 for a finished game).  The proven bounds of
-      every node are in ``search_tree.extra_data`` (:class:`TreeExtraData`).
+      is proven won / lost; 0 for a finished game).
+    qvalue_lower, qvalue_upper: ``float32[B, A]``, what the solver proved
+      about each root action's value for the player to move: ``[1, 1]`` a
+      win, ``[0, 0]`` a draw, ``[-1, -1]`` a loss, ``[-1, 1]`` nothing
+      (always, with ``solver=False``); illegal actions ``[-1, -1]`` (an
+      illegal move loses).  The proven bounds of every node are in
+      ``search_tree.extra_data`` (:class:`TreeExtraData`).
     search_tree: an :class:`mctx.Tree` with a leading batch axis (``[1, ...]``
       for one game) whose ``embeddings`` are :class:`~c4jax.env.Env`; pass it
       through :func:`c4jax.get_subtree` to reuse it.
@@ -251,6 +256,8 @@ class SearchOutput:
     visit_counts: jax.Array
     qvalues: jax.Array
     value: jax.Array
+    qvalue_lower: jax.Array
+    qvalue_upper: jax.Array
     search_tree: mctx.Tree
 
 
@@ -384,6 +391,8 @@ def run_mcts(
             action_weights=out.action_weights[0],
             visit_counts=out.visit_counts[0],
             qvalues=out.qvalues[0],
+            qvalue_lower=out.qvalue_lower[0],
+            qvalue_upper=out.qvalue_upper[0],
             value=out.value[0],
         )
     return out
@@ -848,7 +857,12 @@ def _search_one(key, env: Env, tree, opts: SearchOptions, num_simulations: int) 
     if opts.solver:
         lower, upper = tree.extra_data.value_lower[ROOT], tree.extra_data.value_upper[ROOT]
         out_value = jnp.where(lower >= WIN, WIN, jnp.where(upper <= LOSS, LOSS, out_value))
+    q_lower, q_upper = _edge_bounds(tree, ROOT)
+    if not opts.solver:
+        q_lower, q_upper = jnp.full_like(q_lower, LOSS), jnp.full_like(q_upper, WIN)
     return SearchOutput(
+        qvalue_lower=jnp.where(legal, q_lower, LOSS),
+        qvalue_upper=jnp.where(legal, q_upper, LOSS),
         action=jnp.where(env.done, -1, action),
         action_weights=jnp.where(env.done, 0.0, weights),
         visit_counts=visits,
