@@ -418,6 +418,34 @@ def test_solver_bounds_hold_the_exact_value_of_every_node(moves, n, seed):
         assert values[int(out.action)] == np.nanmax(values)
 
 
+@pytest.mark.parametrize(
+    "moves,n,options",
+    [
+        ("21537", 10, {}),
+        ("21537", 40, {"qtransform": "parent_and_siblings"}),
+        ("21537", 40, {"selection": "gumbel"}),
+        ("24687", 200, {"selection": "gumbel", "max_num_considered_actions": 2}),
+        ("2197", 40, {"temperature": 1.0}),
+        ("2197", 40, {"prior": "heuristic", "rollout_policy": "heuristic"}),
+    ],
+)
+def test_a_move_proven_to_lose_is_never_played_while_another_is_not(moves, n, options):
+    # Found by a fresh user: the root used to exclude only moves proven worse
+    # than its own lower bound, so while nothing was proven at the root a
+    # proven loss stayed playable (and won ties in visits, Gumbel's final
+    # choice and temperature sampling).  32 keys per position.
+    env = ttt.from_moves(moves)
+    exact = ttt.solve(env)
+    out = c4jax.run_mcts(jax.random.key(0), stack([env] * 32), n, **options)
+    upper = np.asarray(out.qvalue_upper)
+    lower = np.asarray(out.qvalue_lower)
+    legal = ~np.isnan(exact)
+    assert np.all(lower[:, legal] <= exact[legal]) and np.all(exact[legal] <= upper[:, legal])
+    for b, a in enumerate(np.asarray(out.action)):
+        if np.any(legal & (upper[b] > -1.0)):
+            assert upper[b, a] > -1.0, (b, a, upper[b])
+
+
 def test_solver_finds_the_trap_that_plain_means_miss():
     # After X's edge opening (cell 2), O's far-corner replies (7, 9) and the
     # edges next to X's lose to a fork.  200 searches of 1600 simulations,
@@ -535,6 +563,15 @@ def test_bad_options_raise_value_errors_naming_allowed_values():
         c4jax.run_mcts(key, env, 10, capacity=1)
     with pytest.raises(ValueError, match="solver must be True or False"):
         c4jax.run_mcts(key, env, 10, solver=1)
+    with pytest.raises(ValueError, match="temperature must be a finite number >= 0"):
+        c4jax.run_mcts(key, env, 10, temperature=True)
+    with pytest.raises(ValueError, match=r"dirichlet_fraction must be in \[0, 1\]"):
+        c4jax.run_mcts(key, env, 10, dirichlet_fraction=True)
+    with pytest.raises(ValueError, match=r"max_depth must be None or an int in 1\.\.42"):
+        c4jax.run_mcts(key, env, 10, max_depth=10**9)
+    # NumPy scalars are the numbers they hold.
+    out = c4jax.run_mcts(key, env, 10, capacity=np.int64(11), pb_c_base=np.float32(19652.0), solver=np.bool_(True))
+    assert out.search_tree.node_visits.shape == (1, 11)
     with pytest.raises(ValueError, match="must come from run_mcts"):
         c4jax.run_mcts(key, env, 10, tree=_mctx_reference(key, env, 5))
     with pytest.raises(ValueError, match="env must be a c4jax Env"):

@@ -5,7 +5,8 @@ Public API (everything else is internal):
 * games: :mod:`c4jax.connect4` (any size, connect-N; ``connect4.make``) and
   :mod:`c4jax.tictactoe`, pure functions over an :class:`Env` pytree;
 * search: :func:`run_mcts` (batched, terminal-aware MCTS on mctx's ``Tree``),
-  :class:`SearchOptions`, :class:`SearchOutput`;
+  :class:`SearchOptions`, :class:`SearchOutput`, :class:`TreeExtraData` (the
+  solver's bounds in ``search_tree.extra_data``);
 * subtree reuse: :func:`get_subtree`;
 * driving mctx yourself: :func:`make_root_fn`, :func:`make_recurrent_fn`,
   :func:`prior_logits`, :func:`leaf_value`;
@@ -26,7 +27,7 @@ from c4jax.players import (
     random_player,
 )
 from c4jax.reuse import empty_tree, get_subtree
-from c4jax.search import SearchOptions, SearchOutput, run_mcts
+from c4jax.search import SearchOptions, SearchOutput, TreeExtraData, run_mcts
 from c4jax.values import leaf_value, make_recurrent_fn, make_root_fn, prior_logits
 
 __version__ = "0.1.0"
@@ -38,6 +39,7 @@ __all__ = [
     "Player",
     "SearchOptions",
     "SearchOutput",
+    "TreeExtraData",
     "__version__",
     "arena",
     "connect4",

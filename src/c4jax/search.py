@@ -65,6 +65,7 @@ import chex
 import jax
 import jax.numpy as jnp
 import mctx
+import numpy as np
 
 from c4jax.env import Env
 from c4jax.values import PRIORS, ROLLOUT_POLICIES, _swap_mover, leaf_value, prior_logits
@@ -196,9 +197,11 @@ class SearchOptions:
                 raise ValueError(f"{name} must be a finite number > 0; got {v!r}")
         for name in ("temperature", "gumbel_scale"):
             v = getattr(self, name)
-            if not isinstance(v, (int, float)) or not v >= 0 or not math.isfinite(v):
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not v >= 0 or not math.isfinite(v):
                 raise ValueError(f"{name} must be a finite number >= 0; got {v!r}")
-        if not (isinstance(self.dirichlet_fraction, (int, float)) and 0 <= self.dirichlet_fraction <= 1):
+        if isinstance(self.dirichlet_fraction, bool) or not (
+            isinstance(self.dirichlet_fraction, (int, float)) and 0 <= self.dirichlet_fraction <= 1
+        ):
             raise ValueError(f"dirichlet_fraction must be in [0, 1]; got {self.dirichlet_fraction!r}")
         for name in ("value_min", "value_max"):
             v = getattr(self, name)
@@ -261,6 +264,14 @@ class SearchOutput:
     search_tree: mctx.Tree
 
 
+def _python_scalar(v: Any) -> Any:
+    """NumPy scalars (``np.int64(10)``, ``np.float32(1.0)``, ``np.bool_``)
+    as the Python values they hold; anything else unchanged."""
+    if isinstance(v, np.generic) and v.ndim == 0:
+        return v.item()
+    return v
+
+
 def _options_from_kwargs(options: dict[str, Any]) -> SearchOptions:
     fields = [f.name for f in dataclasses.fields(SearchOptions)]
     unknown = sorted(set(options) - set(fields))
@@ -268,7 +279,7 @@ def _options_from_kwargs(options: dict[str, Any]) -> SearchOptions:
         raise ValueError(
             f"unknown option(s) {', '.join(unknown)}; the options are: {', '.join(fields)}"
         )
-    return SearchOptions(**options).validated()
+    return SearchOptions(**{k: _python_scalar(v) for k, v in options.items()}).validated()
 
 
 def _is_key_batch(key: jax.Array) -> bool:
@@ -313,7 +324,9 @@ def run_mcts(
         capacity stays the tree's, so a game played with reuse compiles once.
       **options: the fields of :class:`SearchOptions` (selection rule,
         exploration constants, Q transform, prior, rollouts, ``max_depth``,
-        ``capacity``, temperature, Dirichlet noise, Gumbel settings).
+        ``capacity``, temperature, Dirichlet noise, Gumbel settings, and
+        ``solver``: on by default, it proves wins, draws and losses in the
+        tree, reported in ``qvalue_lower``/``qvalue_upper``).
     Returns:
       :class:`SearchOutput`.
     Raises:
@@ -325,6 +338,7 @@ def run_mcts(
 
     Compiled once per (shapes, options, num_simulations) and cached; it can be
     called inside ``jax.jit`` too.  References: Browne et al. 2012 (MCTS),
+    Winands et al. 2008 and Cazenave & Saffidine 2011 (the solver),
     Kocsis & Szepesvari 2006 (UCT), Silver et al. 2017 (PUCT), Danihelka et
     al. 2022 (Gumbel), Sutton & Barto 2018 sec. 8.11.
     """
@@ -382,6 +396,11 @@ def run_mcts(
         capacity = tree_nodes
     elif capacity is None:
         capacity = num_simulations + 1
+    if opts.max_depth is not None and opts.max_depth > game.max_plies:
+        raise ValueError(
+            f"max_depth must be None or an int in 1..{game.max_plies} (the longest game of {game!r}); "
+            f"got {opts.max_depth}"
+        )
     max_depth = opts.max_depth if opts.max_depth is not None else game.max_plies
     opts = dataclasses.replace(opts, capacity=capacity, max_depth=max_depth)
     out = _search_batch(keys, envs, tree, opts, num_simulations)
@@ -521,9 +540,14 @@ def _qtransform_min_max_solver(tree: mctx.Tree, node, *, min_value, max_value) -
 
 def _solver_allowed(tree: mctx.Tree, node, legal) -> jax.Array:
     """Legal actions not proven worse than another action of ``node``: their
-    upper bound reaches the node's lower bound (always at least one)."""
+    upper bound reaches the node's lower bound (always at least one).  At the
+    root also no action proven to lose while some legal action is not
+    (MCTS-Solver's rule; below the root a proven loss that is not dominated
+    stays selectable, so the means keep counting the opponent's blunders)."""
     _, upper = _edge_bounds(tree, node)
-    return legal & (upper >= tree.extra_data.value_lower[node])
+    allowed = legal & (upper >= tree.extra_data.value_lower[node])
+    not_lost = allowed & (upper > LOSS)
+    return jnp.where((node == ROOT) & jnp.any(not_lost), not_lost, allowed)
 
 
 def _qtransform(opts: SearchOptions):
@@ -571,6 +595,10 @@ def _make_selection(opts: SearchOptions, num_simulations: int):
             return _uct_selection(key, tree, node, legal_at(tree, node), c, opts.solver)
     else:
         def select(key, tree, node, depth):
+            if opts.solver:  # the root's proven-worse actions count as invalid there
+                tree = tree.replace(
+                    root_invalid_actions=(~legal_at(tree, ROOT)).astype(jnp.float32)
+                )
             root_action = mctx.gumbel_muzero_root_action_selection(
                 key, tree, node,
                 num_simulations=num_simulations,
