@@ -239,6 +239,19 @@ def test_analyze_connect4_names_the_winning_column(cli_env):
     assert len(rows) == 7
 
 
+def test_analyze_no_solver_proves_nothing(cli_env):
+    # "271": every O move loses (tictactoe.solve); the solver proves it, and
+    # --no-solver turns the proofs off.
+    r = run(cli_env, "analyze", "271", "--game", "tictactoe", "-n", "400")
+    assert r.returncode == 0, r.stderr
+    rows = [ln for ln in r.stdout.splitlines() if re.match(r"│\s+\d+ │", ln)]
+    assert len(rows) == 6 and all("loss" in ln for ln in rows), r.stdout
+    r = run(cli_env, "analyze", "271", "--game", "tictactoe", "-n", "400", "--no-solver")
+    assert r.returncode == 0, r.stderr
+    rows = [ln for ln in r.stdout.splitlines() if re.match(r"│\s+\d+ │", ln)]
+    assert len(rows) == 6 and not any("loss" in ln or "draw" in ln for ln in rows), r.stdout
+
+
 def test_analyze_tictactoe_with_plot(cli_env, tmp_path):
     png = tmp_path / "visits.png"
     r = run(cli_env, "analyze", "1425", "--game", "tictactoe", "-n", "200", "--plot", png)

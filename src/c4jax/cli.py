@@ -134,7 +134,17 @@ def _search_parent(default_sims: int) -> argparse.ArgumentParser:
         "--prior", default="uniform", choices=("uniform", "heuristic"),
         help="prior of the search: uniform, or heuristic (win, else block); default: uniform",
     )
+    g.add_argument(
+        "--no-solver", action="store_true",
+        help="plain mean backups: no proofs of wins, draws and losses in the tree "
+        "(the 'proven' column stays empty)",
+    )
     return p
+
+
+def _search_options(args) -> dict:
+    """The run_mcts keywords the command line sets."""
+    return {"prior": args.prior, "solver": not args.no_solver}
 
 
 PLAY_EPILOG = """\
@@ -225,7 +235,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--show-search", action="store_true",
         help="after each AI move (and hint), a table of every legal move: visit share, Q-value, "
-        "principal variation",
+        "what the solver proved (win/draw/loss), principal variation",
     )
     p.set_defaults(func=cmd_play)
 
@@ -234,7 +244,7 @@ def build_parser() -> argparse.ArgumentParser:
         parents=[game, _search_parent(1000), common],
         help="search a position and show every move's statistics",
         description="Search a position with MCTS; show the board and a table of every legal move\n"
-        "(visits, Q-value for the player to move, prior), the best move marked.",
+        "(visits, Q-value for the player to move, what the solver proved, prior), the best move marked.",
         epilog=ANALYZE_EPILOG,
         formatter_class=_Formatter,
     )
@@ -490,7 +500,7 @@ class _AI:
     """The MCTS side of the terminal game: one jitted search with a tree of
     fixed capacity ``2 N + 2`` kept between moves (subtree reuse)."""
 
-    def __init__(self, game, num_simulations: int, seed: int, prior: str):
+    def __init__(self, game, num_simulations: int, seed: int, options: dict):
         import jax
 
         from c4jax.reuse import empty_tree, get_subtree
@@ -504,7 +514,7 @@ class _AI:
         def search(key, ply, salt, env, tree):
             k = jax.random.fold_in(jax.random.fold_in(key, ply), salt)
             envs = jax.tree.map(lambda x: x[None], env)
-            return run_mcts(k, envs, num_simulations, tree=tree, prior=prior)
+            return run_mcts(k, envs, num_simulations, tree=tree, **options)
 
         def fresh(env):
             return empty_tree(jax.tree.map(lambda x: x[None], env), self.capacity)
@@ -671,7 +681,7 @@ def cmd_play(args, con, t_start: float) -> int:
     seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(3), "little")
     human = 0 if args.first == "human" else 1
     state = _Game(game, human)
-    ai = _AI(game, args.simulations, seed, args.prior)
+    ai = _AI(game, args.simulations, seed, _search_options(args))
     ai.reset(state.env)
     label = _move_label(game)
     n_actions = game.num_actions
@@ -811,7 +821,7 @@ def cmd_analyze(args, con, t_start: float) -> int:
         raise UsageError(f"MOVES {args.moves!r} is a finished game: nothing to analyze")
     import jax
 
-    out = run_mcts(jax.random.key(args.seed), env, args.simulations, prior=args.prior)
+    out = run_mcts(jax.random.key(args.seed), env, args.simulations, **_search_options(args))
     legal = np.asarray(game.legal_action_mask(env))
     con.print(game.render_rich(env))
     mover = "XO"[int(env.to_move)]
