@@ -446,6 +446,19 @@ def test_a_move_proven_to_lose_is_never_played_while_another_is_not(moves, n, op
             assert upper[b, a] > -1.0, (b, a, upper[b])
 
 
+def test_solver_plays_a_win_in_one_that_plain_puct_leaves_unexplored():
+    # README, "Known weakness": on a 7x40 board PUCT with a uniform prior and
+    # min-max Q visits few columns; without the solver it missed X's win in
+    # column 4 (0-based 3) after 1 21 2 22 3 23 and played column 37.
+    g = c4.make(7, 40, 4)
+    env = g.env_reset()
+    for a in (0, 20, 1, 21, 2, 22):
+        env = g.env_step(env, a)[0]
+    assert np.flatnonzero(np.asarray(g.winning_moves(env))).tolist() == [3]
+    assert int(c4jax.run_mcts(jax.random.key(0), env, 200).action) == 3
+    assert int(c4jax.run_mcts(jax.random.key(0), env, 200, solver=False).action) == 36
+
+
 def test_solver_finds_the_trap_that_plain_means_miss():
     # After X's edge opening (cell 2), O's far-corner replies (7, 9) and the
     # edges next to X's lose to a fork.  200 searches of 1600 simulations,
