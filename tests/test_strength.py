@@ -13,14 +13,13 @@ from c4jax import tictactoe as ttt
 
 # benchmarks/strength/ttt_tables.md, section 3 (MCTS(n) vs perfect, 200 games
 # per key; the perfect player picks at random among its optimal moves).  With
-# the default options (solver on) MCTS stops losing at 800 simulations with
-# key 0, but over keys 0-4 (1000 games) it still loses 6 games at 800 and 1
-# at 1600, and none at 3200.  The test runs at 3200: twice 1600, the budget
-# from which losses are rare (1 in 1000 games), and the smallest budget
-# without a loss in any of the five keys.  Without the solver (plain mean
-# backups) MCTS still loses a game in 100 as O at 6400: a random-rollout mean
-# is slow to see that a quiet first reply (a far corner after X's edge
-# opening) loses to a fork 4 plies later.
+# the default options (solver on) MCTS first stops losing at 800 simulations
+# with key 0, but over keys 0-4 (1000 games) it still loses 7 games at 800
+# (0, 1, 0, 4, 2 per key); at 1600 and at 3200 it loses none.  The test runs
+# at twice 1600, the budget where it stops losing in all five keys.  Without
+# the solver (plain mean backups) MCTS still loses a game in 100 as O at 6400:
+# a random-rollout mean is slow to see that a quiet first reply (a far corner
+# after X's edge opening) loses to a fork 4 plies later.
 ZERO_LOSS_SIMS = 3200
 
 
@@ -47,7 +46,7 @@ def test_tictactoe_mcts_without_solver_still_loses_to_perfect():
 
 def test_tictactoe_mcts_beats_the_random_player():
     # ttt_tables.md section 6 (key 0, 200 games): default MCTS(400) wins
-    # 99/100 as X and 88/100 as O, and loses none.  For scale: the perfect
+    # 99/100 as X and 89/100 as O, and loses none.  For scale: the perfect
     # player (a random move among the value-optimal ones, which does not try
     # to win more often) wins 97/100 as X and only 66/100 as O against it
     # with the same key.

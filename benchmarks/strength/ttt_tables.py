@@ -1,16 +1,17 @@
 """Tic-tac-toe strength tables of c4jax's MCTS, as MCTS tutorials publish them.
 
 1. MCTS (``c4jax.mcts_player``, default options: PUCT c1=1.25, uniform prior,
-   one uniform random rollout per leaf, subtree reuse) at 10, 100, 1000 and
-   5000 simulations per move against the perfect player (a uniformly random
+   one uniform random rollout per leaf, the solver, subtree reuse) at 10,
+   100, 1000 and 3200 simulations per move against the perfect player (a uniformly random
    move among the optimal ones), the random player and MCTS(1000): 200 games
    each, 100 with MCTS as X (moving first) and 100 as O, wins/draws/losses.
 2. The exact solver's node counts from the empty board
    (``tictactoe.count_minimax_nodes``).
 3. The sweep: the smallest number of simulations at which MCTS stops losing to
    the perfect player (0 losses in 100 games as X and 100 as O), with the
-   default options and with the options that should fix it (heuristic prior,
-   heuristic rollouts, several rollouts per leaf, UCT).
+   default options, without the solver (plain mean backups: they never stop
+   losing) and with other options; then the default options over five
+   arena keys.
 4. Why it loses: how often one search, as O, answers X's first move with a
    losing reply (200 searches with different keys per opening).
 5. Other options at one budget, and the configuration tests/test_strength.py
@@ -49,19 +50,25 @@ from common import (  # noqa: E402
 )
 
 ENV_NAME = "tictactoe"
-TABLE_SIMS = (10, 100, 1000, 5000)
+TABLE_SIMS = (10, 100, 1000, 3200)
 SWEEP_SIMS = (25, 50, 100, 200, 400, 800, 1600, 3200, 6400)
-# The default options are swept to the end of SWEEP_SIMS; the variants stop
-# after two budgets in a row without a loss, or at VARIANT_MAX_SIMS.
+# The options in FULL_SWEEPS are swept to the end of SWEEP_SIMS; the others
+# stop after two budgets in a row without a loss, or at VARIANT_MAX_SIMS.
 VARIANT_MAX_SIMS = 3200
 SWEEP_VARIANTS = (
     {},
+    {"solver": False},
     {"prior": "heuristic"},
-    {"rollout_policy": "heuristic"},
-    {"prior": "heuristic", "rollout_policy": "heuristic"},
-    {"num_rollouts": 8},
-    {"selection": "uct"},
+    {"prior": "heuristic", "solver": False},
+    {"rollout_policy": "heuristic", "solver": False},
+    {"num_rollouts": 8, "solver": False},
+    {"selection": "uct", "solver": False},
 )
+FULL_SWEEPS = ({"solver": False},)
+# The default options over several arena keys: G games for each key in
+# ROBUST_SEEDS at each budget in ROBUST_SIMS.
+ROBUST_SIMS = (800, 1600, 3200)
+ROBUST_SEEDS = (0, 1, 2, 3, 4)
 # Options at one budget (OPTIONS_SIMS), against the perfect player.
 OPTIONS_SIMS = 800
 OPTION_SETS = (
@@ -76,21 +83,22 @@ OPTION_SETS = (
     {"num_rollouts": 8},
     {"prior": "heuristic"},
     {"rollout_policy": "heuristic"},
-    {"prior": "heuristic", "rollout_policy": "heuristic"},
     {"dirichlet_fraction": 0.25},
+    {"solver": False},
 )
 # X's first moves up to symmetry: corner (cell 1), edge (cell 2), centre (cell 5).
 OPENINGS = (("corner (1)", "1"), ("edge (2)", "2"), ("centre (5)", "5"))
 REPLY_KEYS = 200
-REPLY_VARIANTS = ({}, {"prior": "heuristic"}, {"rollout_policy": "heuristic"})
+REPLY_VARIANTS = ({}, {"solver": False}, {"prior": "heuristic", "solver": False})
+REPLY_MAX_SIMS = 3200
 
 # What tests/test_strength.py checks (keep in sync with it): (player spec,
 # opponent, games), all with key TEST_SEED.
 TEST_SEED = 0
 TEST_CHECKS = (
-    (mcts(1600, prior="heuristic"), {"kind": "perfect"}, 100, "0 losses as X and as O"),
-    (mcts(1600, prior="heuristic"), {"kind": "random"}, 100, "(for scale)"),
-    (mcts(100), {"kind": "random"}, 200, ">= 95 wins as X, >= 85 as O, <= 2 losses"),
+    (mcts(3200), {"kind": "perfect"}, 100, "0 losses as X and as O"),
+    (mcts(3200), {"kind": "random"}, 100, "(for scale)"),
+    (mcts(400), {"kind": "random"}, 200, ">= 95 wins as X, >= 85 as O, 0 losses"),
     ({"kind": "perfect"}, {"kind": "random"}, 200, "(for scale)"),
 )
 
@@ -120,10 +128,12 @@ def main(argv=None) -> None:
         p.error("--games must be an even number >= 2")
 
     table_sims, sweep_sims, variant_max = TABLE_SIMS, SWEEP_SIMS, VARIANT_MAX_SIMS
+    robust_sims, robust_seeds = ROBUST_SIMS, ROBUST_SEEDS
     option_sims, reply_keys, option_sets = OPTIONS_SIMS, REPLY_KEYS, OPTION_SETS
     if args.quick:
         args.games = 20
         table_sims, sweep_sims, variant_max = (10, 100), (25, 100), 100
+        robust_sims, robust_seeds = (100,), (0, 1)
         option_sims, reply_keys, option_sets = 100, 20, OPTION_SETS[:3]
 
     command = command_line()
@@ -146,7 +156,8 @@ def main(argv=None) -> None:
         f"Every arena is `c4jax.arena(jax.random.key({seed}), A, B, {G}, tictactoe.env_reset())`: "
         f"A is X (moves first) in {half} games and O in {half}.  `mcts:N` is "
         "`c4jax.mcts_player(N)` with the default options (PUCT, c1 = 1.25, uniform prior, one "
-        "uniformly random rollout per leaf, min-max Q transform, subtree reuse, most-visited move). "
+        "uniformly random rollout per leaf, min-max Q transform, the solver, subtree reuse, "
+        "most-visited move). "
         "`perfect` plays a uniformly random move among the optimal ones (exact solver); `random` "
         "plays uniformly random legal moves.  W/D/L are MCTS's wins/draws/losses; \"run s\" is "
         "the arena's run time without compilation."
@@ -192,7 +203,7 @@ def main(argv=None) -> None:
     rep.text(
         "## 3. The sweep: when does MCTS stop losing to the perfect player?\n\n"
         f"MCTS(n) vs perfect, {G} games ({half} as X, {half} as O), key {seed}.  The default "
-        f"options run to {sweep_sims[-1]} simulations; each variant stops after two budgets in a "
+        f"options without the solver run to {sweep_sims[-1]} simulations; each other variant stops after two budgets in a "
         f"row without a loss or at {variant_max}."
     )
     first_zero = {}
@@ -200,7 +211,8 @@ def main(argv=None) -> None:
         label = options_label(options)
         rows, zeros = [], 0
         for n in sweep_sims:
-            if options and n > variant_max:
+            full = options in FULL_SWEEPS
+            if not full and n > variant_max:
                 break
             print(f"sweep [{label}] MCTS({n}) vs perfect")
             s = arena(mcts(n, **options), {"kind": "perfect"})
@@ -213,7 +225,7 @@ def main(argv=None) -> None:
                 str(n), fmt_wdl(s["a_first"]), fmt_wdl(s["a_second"]), str(lost),
                 ", ".join(o_lost[:4]) + (" ..." if len(o_lost) > 4 else ""), f"{s['seconds']:.1f}",
             ])
-            if options and zeros >= 2:
+            if not full and zeros >= 2:
                 break
         rep.table(
             f"Sweep, options: {label}",
@@ -230,6 +242,30 @@ def main(argv=None) -> None:
         "are random).",
     )
 
+    # 3b. The default options over several keys.
+    rows = []
+    for n in robust_sims:
+        per_seed = []
+        for sd in robust_seeds:
+            print(f"keys: MCTS({n}) vs perfect, key {sd}")
+            per_seed.append(arena(mcts(n), {"kind": "perfect"}, s=sd))
+        losses = [r["losses"] for r in per_seed]
+        lost = sorted({g["moves"] for r in per_seed for g in r["a_lost_games"]})
+        rows.append([
+            str(n), " ".join(map(str, losses)), f"{sum(losses)} / {G * len(robust_seeds)}",
+            ", ".join(lost[:4]) + (" ..." if len(lost) > 4 else ""),
+        ])
+    cache.put("losses_by_key", {r[0]: r[1] for r in rows})
+    rep.table(
+        f"Default options vs perfect, keys {', '.join(map(str, robust_seeds))}: {G} games each",
+        ["n", "losses per key", "losses / games", "some lost games (cells 1-9)"],
+        rows,
+        note=f"`c4jax.arena(jax.random.key(k), mcts_player(n), perfect_player(), {G}, "
+        "tictactoe.env_reset())` for each key k (the key decides the perfect player's choices "
+        "among its optimal moves and MCTS's rollouts).  tests/test_strength.py plays key "
+        f"{TEST_SEED} at {TEST_CHECKS[0][0]['n']} simulations, 100 games.",
+    )
+
     # 4. Why: losing first replies as O.
     rep.text(
         "## 4. Why MCTS loses as O: its first reply\n\n"
@@ -242,6 +278,8 @@ def main(argv=None) -> None:
     rows = []
     for options in REPLY_VARIANTS:
         for n in sweep_sims:
+            if options == {} and n > REPLY_MAX_SIMS:
+                break
             key = f"reply|{options_label(options)}|{n}|{reply_keys}|{seed}"
             hit = cache.get(key)
             if hit is None:
