@@ -3,7 +3,7 @@
 Measured in one run, so that the ratios hold on a shared machine:
 
 * ``c4jax.run_mcts`` (default options: PUCT, uniform prior, one uniform
-  random rollout per leaf, most-visited move), batch 1 x 1000 simulations and
+  random rollout per leaf, the solver, most-visited move), batch 1 x 1000 simulations and
   batch 256 x 200 simulations, each called through ``jax.jit`` with a new key
   per call;
 * the naive mctx recipe (``benchmarks/naive_mctx_recipe.py``: int8 board,
@@ -11,7 +11,8 @@ Measured in one run, so that the ratios hold on a shared machine:
   two shapes;
 * for reference (no target), c4jax with ``rollout_policy="heuristic"`` (the
   naive recipe's win/block rollouts) at the same two shapes, so that c4jax and
-  the naive recipe can be compared at equal work per simulation;
+  the naive recipe can be compared at equal work per simulation, and with
+  ``solver=False`` (plain mean backups: what the solver costs);
 * OpenSpiel's C++ ``MCTSBot`` (via ``pyspiel``), UCT c=2, one random rollout
   per leaf, 1000 simulations, one thread: sims/s = 1000 / time of
   ``bot.step(state)``.
@@ -82,22 +83,23 @@ class Measurement:
         return self.sims_per_call / self.median_s
 
 
-def c4jax_measurement(batch: int, sims: int, rollout_policy: str = "uniform") -> Measurement:
+def c4jax_measurement(batch: int, sims: int, **options) -> Measurement:
     env = connect4.env_reset()
     envs = jax.tree.map(lambda x: jnp.broadcast_to(x, (batch,) + x.shape), env)
 
     @jax.jit
     def move(key, envs):
-        return c4jax.run_mcts(key, envs, sims, rollout_policy=rollout_policy).action
+        return c4jax.run_mcts(key, envs, sims, **options).action
 
     keys = [jax.random.key(i) for i in range(1000)]
 
     def run(i: int) -> None:
         move(keys[i % len(keys)], envs).block_until_ready()
 
-    if rollout_policy == "uniform":
+    if not options:
         return Measurement(f"c4jax run_mcts, batch {batch} x {sims} sims", "c4jax", batch, sims, run)
-    name = f"  (info) c4jax, {rollout_policy} rollouts, batch {batch} x {sims}"
+    label = ", ".join(f"{k}={v}" for k, v in options.items())
+    name = f"  (info) c4jax, {label}, batch {batch} x {sims}"
     return Measurement(name, "c4jax-info", batch, sims, run)
 
 
@@ -204,8 +206,11 @@ def main(argv: list[str] | None = None) -> int:
         naive_measurement(bb, bb_sims),
         # Not a target: c4jax with the naive recipe's rollout policy, so that
         # the c4jax/naive ratio can be read at equal work per simulation.
-        c4jax_measurement(1, b1_sims, "heuristic"),
-        c4jax_measurement(bb, bb_sims, "heuristic"),
+        c4jax_measurement(1, b1_sims, rollout_policy="heuristic"),
+        c4jax_measurement(bb, bb_sims, rollout_policy="heuristic"),
+        # Not a target: what the solver costs.
+        c4jax_measurement(1, b1_sims, solver=False),
+        c4jax_measurement(bb, bb_sims, solver=False),
     ]
     measure(ms, repeats, log)
     info["loadavg_end"] = [round(x, 2) for x in os.getloadavg()]

@@ -1,7 +1,7 @@
 """Connect 4 (7x6) strength tables of c4jax's MCTS.
 
 (a) Strength against the number of simulations: MCTS(n), n = 50 .. 1600,
-    against a fixed MCTS(400), G games each (half with MCTS(n) moving first),
+    and MCTS(400) without the solver, against a fixed MCTS(400), G games each (half with MCTS(n) moving first),
     all G games of a pairing in one jitted, batched arena call: wins, draws,
     losses with 95% Wilson intervals, and the Elo difference with the interval
     mapped from the Wilson interval of the score.
@@ -11,8 +11,9 @@
     ``split(key, 330)[i]``), for keys k = 0 .. K-1.  "strict": the move is in
     ``best`` (the fastest win / slowest loss); "WDL": the move is in
     ``best_wdl`` (keeps the game-theoretic value).  Against the number of
-    simulations (50 .. 3200), and at 400 simulations against PUCT's
-    ``pb_c_init`` (0.25 .. 4), UCT's ``uct_c`` and a few other options.
+    simulations (50 .. 3200, with and without the solver), and at 400
+    simulations against PUCT's ``pb_c_init`` (0.25 .. 4) and UCT's ``uct_c``
+    (both without the solver) and a few other options.
 
 Run:   python benchmarks/strength/connect4_tables.py             (about 35 min on 2 shared CPU cores)
        python benchmarks/strength/connect4_tables.py --quick     (smoke run)
@@ -40,7 +41,7 @@ from c4jax import connect4  # noqa: E402
 from c4jax.arena import wilson_interval  # noqa: E402
 from common import (  # noqa: E402
     HERE, Report, ResultCache, command_line, environment_meta, fmt_ci, fmt_elo, fmt_pct, fmt_wdl,
-    mcts, options_label, run_arena,
+    mcts, options_label, run_arena, spec_label,
 )
 
 DATA = pathlib.Path(c4jax.__file__).parent / "data" / "connect4_positions.jsonl"
@@ -51,8 +52,13 @@ RATE_SIMS = (50, 100, 200, 400, 800, 1600, 3200)
 FIXED_SIMS = 400
 PB_C_INITS = (0.25, 0.5, 1.0, 1.25, 2.0, 4.0)
 UCT_CS = (0.25, 0.5, 1.0, math.sqrt(2.0), 2.0, 4.0)
+# (a) also plays MCTS(OPPONENT_SIMS, options) against MCTS(OPPONENT_SIMS).
+ARENA_OPTIONS = ({"solver": False},)
+# The pb_c_init and uct_c sweeps were measured without the solver.
+SWEEP_BASE = {"solver": False}
 OTHER_OPTIONS = (
     {},
+    {"solver": False},
     {"qtransform": "parent_and_siblings"},
     {"prior": "heuristic"},
     {"rollout_policy": "heuristic"},
@@ -123,7 +129,7 @@ def main(argv=None) -> None:
         "are deterministic for the keys.)  Raw results: `" + args.out_json.name + "`; plots: "
         "`python examples/plots.py`.  `mcts:N` is `c4jax.mcts_player(N)` / `run_mcts(..., N)` with the "
         "default options (PUCT c1 = 1.25, uniform prior, one uniformly random rollout per leaf, "
-        "min-max Q transform, most-visited move; the players reuse their subtree).  \"run s\": "
+        "min-max Q transform, the solver, most-visited move; the players reuse their subtree).  \"run s\": "
         "run time without compilation."
     )
 
@@ -136,11 +142,12 @@ def main(argv=None) -> None:
         "s = (W + D/2) / G, its interval mapped from the Wilson interval of s."
     )
     rows = []
-    for n in arena_sims:
-        print(f"(a) MCTS({n}) vs MCTS({opp_sims})")
-        s = run_arena(cache, mcts(n), mcts(opp_sims), G, args.seed, env, ENV_NAME)
+    pairings = [mcts(n) for n in arena_sims] + [mcts(opp_sims, **o) for o in ARENA_OPTIONS]
+    for a in pairings:
+        print(f"(a) {spec_label(a)} vs MCTS({opp_sims})")
+        s = run_arena(cache, a, mcts(opp_sims), G, args.seed, env, ENV_NAME)
         rows.append([
-            f"mcts:{n}", str(s["wins"]), fmt_ci(s["wins_ci"], 0), str(s["draws"]), str(s["losses"]),
+            spec_label(a), str(s["wins"]), fmt_ci(s["wins_ci"], 0), str(s["draws"]), str(s["losses"]),
             fmt_ci(s["losses_ci"], 0), f"{100 * s['score']:.1f}%", fmt_elo(s["elo"]),
             f"[{fmt_elo(s['elo_ci'][0])}, {fmt_elo(s['elo_ci'][1])}]",
             fmt_wdl(s["a_first"]), fmt_wdl(s["a_second"]), f"{s['mean_length']:.1f}",
@@ -218,7 +225,10 @@ def main(argv=None) -> None:
         rows.append(rate_row(str(n), per_key))
         cats = per_key[0]["by_category"]
         by_cat.append([str(n)] + [f"{fmt_pct(c['strict'], 0)} / {fmt_pct(c['wdl'], 0)}" for c in cats.values()])
-    rep.table("Against the number of simulations (default options)", ["simulations"] + rate_headers[1:], rows)
+    for n in rate_sims:
+        print(f"(b) rates, n={n}, solver=False")
+        rows.append(rate_row(f"{n}, solver=False", rates(n, {"solver": False})))
+    rep.table("Against the number of simulations (default options, then solver=False)", ["simulations"] + rate_headers[1:], rows)
     cats = rates(rate_sims[0], {})[0]["by_category"]
     rep.table(
         "By kind of position, key 0: strict / WDL",
@@ -229,16 +239,16 @@ def main(argv=None) -> None:
     rows = []
     for c in pb_cs:
         print(f"(b) rates, pb_c_init={c}")
-        rows.append(rate_row(f"{c:g}", rates(fixed, {"pb_c_init": c})))
-    rep.table(f"PUCT at {fixed} simulations against pb_c_init (c1; default 1.25)",
+        rows.append(rate_row(f"{c:g}", rates(fixed, {"pb_c_init": c, **SWEEP_BASE})))
+    rep.table(f"PUCT at {fixed} simulations against pb_c_init (c1; default 1.25), solver=False",
               ["pb_c_init"] + rate_headers[1:], rows)
 
     rows = []
     for c in uct_cs:
         print(f"(b) rates, uct c={c}")
         label = f"{c:.3g}" + (" (sqrt 2, default)" if abs(c - math.sqrt(2)) < 1e-9 else "")
-        rows.append(rate_row(label, rates(fixed, {"selection": "uct", "uct_c": c})))
-    rep.table(f"UCT (selection=\"uct\") at {fixed} simulations against uct_c",
+        rows.append(rate_row(label, rates(fixed, {"selection": "uct", "uct_c": c, **SWEEP_BASE})))
+    rep.table(f"UCT (selection=\"uct\") at {fixed} simulations against uct_c, solver=False",
               ["uct_c"] + rate_headers[1:], rows,
               note="The UCB1 bonus is uct_c * (value_max - value_min) * sqrt(ln N / n_a) = "
               "2 uct_c sqrt(ln N / n_a) for returns in [-1, 1].")
