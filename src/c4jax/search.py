@@ -34,9 +34,10 @@ One simulation (Browne et al. 2012, sec. 3.1; Silver et al. 2017 for PUCT):
    has a loss (decisive moves, Teytaud & Teytaud 2010).  Selection never
    takes an action proven worse than another action of the same node.  At
    the root, an action proven to win or lose has Q exactly +1 or -1 (in
-   selection and in the output, MCTS-Solver), and the move played is never
-   one proven worse than another (a win in one, else a proven win, is played
-   when there is one).  Below the root the means are left as backed up: they
+   selection and in the output, MCTS-Solver), an action proven to lose is
+   neither explored nor played while another legal action is not proven to
+   lose, and the move played is never one proven worse than another (a win
+   in one, else a proven win, is played when there is one).  Below the root the means are left as backed up: they
    also rank moves by how likely a fallible opponent is to go wrong, which
    is what beats weaker players; replacing them by the proofs there made the
    search win less often against the random player without making it lose
