@@ -159,10 +159,21 @@ def action_histogram(out: pathlib.Path, keys: int, sims: int) -> pathlib.Path:
 # (ii) Strength against the number of simulations.
 
 
+def _simulations_axis(ax, n, opp) -> None:
+    """Log-2 x axis ticked at the budgets ``n``, the opponent's budget marked."""
+    ax.axvline(opp, color="grey", linestyle=":", linewidth=0.8)
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(n)
+    ax.set_xticklabels(n)
+    ax.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
+    ax.set_xlabel("simulations per move n (log scale)")
+
+
 def strength_plot(entries: dict, out: pathlib.Path) -> pathlib.Path:
+    # Default options on both sides (rows with options, e.g. solver=False, are other series).
     rows = [v for v in entries.values() if isinstance(v, dict) and "a_spec" in v
             and v["a_spec"]["kind"] == "mcts" and v["b_spec"]["kind"] == "mcts"
-            and not v["a_spec"]["options"]]
+            and not v["a_spec"]["options"] and not v["b_spec"]["options"]]
     if not rows:
         raise SystemExit("no arena results in the Connect 4 JSON")
     opp = rows[0]["b_spec"]["n"]
@@ -184,13 +195,8 @@ def strength_plot(entries: dict, out: pathlib.Path) -> pathlib.Path:
     ax1.errorbar(n * 1.04, losses, yerr=yerr(losses, lci), fmt="v--",
                  capsize=3, alpha=0.7, label="losses")
     ax1.axhline(0.5, color="grey", linewidth=0.8)
-    ax1.axvline(opp, color="grey", linestyle=":", linewidth=0.8)
-    ax1.set_xscale("log", base=2)
-    ax1.set_xticks(n)
-    ax1.set_xticklabels(n)
-    ax1.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
+    _simulations_axis(ax1, n, opp)
     ax1.set_ylim(0, 1)
-    ax1.set_xlabel("simulations per move n (log scale)")
     ax1.set_ylabel("fraction of games")
     ax1.set_title(f"MCTS(n) vs MCTS({opp}), {games} games per point")
     ax1.legend(fontsize=8)
@@ -201,12 +207,7 @@ def strength_plot(entries: dict, out: pathlib.Path) -> pathlib.Path:
     elo_hi = np.array([elo(c[1]) for c in ci])
     ax2.errorbar(n, e, yerr=np.maximum([e - elo_lo, elo_hi - e], 0), fmt="o-", capsize=4, color="tab:purple")
     ax2.axhline(0, color="grey", linewidth=0.8)
-    ax2.axvline(opp, color="grey", linestyle=":", linewidth=0.8)
-    ax2.set_xscale("log", base=2)
-    ax2.set_xticks(n)
-    ax2.set_xticklabels(n)
-    ax2.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
-    ax2.set_xlabel("simulations per move n (log scale)")
+    _simulations_axis(ax2, n, opp)
     ax2.set_ylabel(f"Elo of MCTS(n) minus MCTS({opp})")
     ax2.set_title("Elo difference (logistic, 400-point scale)")
     ax2.grid(alpha=0.3)

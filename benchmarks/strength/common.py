@@ -25,6 +25,24 @@ import c4jax
 HERE = pathlib.Path(__file__).resolve().parent
 
 
+def table_arguments(p, json_name: str, md_name: str, games_help: str, quick_help: str):
+    """The options every strength script shares: --games, --seed, --quick,
+    --resume, --out-json, --out-md.  Returns ``check(args)``, to call after
+    ``p.parse_args``: it rejects an odd or too small --games."""
+    p.add_argument("--games", type=int, default=200, help=games_help)
+    p.add_argument("--seed", type=int, default=0, help="arena key: jax.random.key(SEED)")
+    p.add_argument("--quick", action="store_true", help=quick_help)
+    p.add_argument("--resume", action="store_true", help="reuse results already in the JSON file")
+    p.add_argument("--out-json", type=pathlib.Path, default=HERE / json_name)
+    p.add_argument("--out-md", type=pathlib.Path, default=HERE / md_name)
+
+    def check(args) -> None:
+        if args.games < 2 or args.games % 2:
+            p.error("--games must be an even number >= 2")
+
+    return check
+
+
 def mcts(n: int, **options: Any) -> dict:
     return {"kind": "mcts", "n": int(n), "options": dict(sorted(options.items()))}
 

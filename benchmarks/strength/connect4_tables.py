@@ -40,8 +40,8 @@ import c4jax  # noqa: E402
 from c4jax import connect4  # noqa: E402
 from c4jax.arena import wilson_interval  # noqa: E402
 from common import (  # noqa: E402
-    HERE, Report, ResultCache, command_line, environment_meta, fmt_ci, fmt_elo, fmt_pct, fmt_wdl,
-    mcts, options_label, run_arena, spec_label,
+    Report, ResultCache, command_line, environment_meta, fmt_ci, fmt_elo, fmt_pct, fmt_wdl,
+    mcts, options_label, run_arena, spec_label, table_arguments,
 )
 
 DATA = pathlib.Path(c4jax.__file__).parent / "data" / "connect4_positions.jsonl"
@@ -96,16 +96,11 @@ def position_rates(actions: np.ndarray, recs: list[dict]) -> dict:
 
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--games", type=int, default=200, help="games per pairing in (a) (even)")
-    p.add_argument("--seed", type=int, default=0, help="arena key jax.random.key(SEED) in (a)")
+    check = table_arguments(p, "results_connect4.json", "connect4_tables.md",
+                            "games per pairing in (a) (even)", "smoke run: 20 games, small budgets, 1 key")
     p.add_argument("--keys", type=int, default=4, help="search keys 0..K-1 in (b)")
-    p.add_argument("--quick", action="store_true", help="smoke run: 20 games, small budgets, 1 key")
-    p.add_argument("--resume", action="store_true", help="reuse results already in the JSON file")
-    p.add_argument("--out-json", type=pathlib.Path, default=HERE / "results_connect4.json")
-    p.add_argument("--out-md", type=pathlib.Path, default=HERE / "connect4_tables.md")
     args = p.parse_args(argv)
-    if args.games < 2 or args.games % 2:
-        p.error("--games must be an even number >= 2")
+    check(args)
 
     arena_sims, opp_sims, rate_sims, fixed = ARENA_SIMS, OPPONENT_SIMS, RATE_SIMS, FIXED_SIMS
     pb_cs, uct_cs, others = PB_C_INITS, UCT_CS, OTHER_OPTIONS

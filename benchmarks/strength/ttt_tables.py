@@ -45,8 +45,8 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import c4jax  # noqa: E402
 from c4jax import tictactoe  # noqa: E402
 from common import (  # noqa: E402
-    HERE, Report, ResultCache, command_line, environment_meta, fmt_wdl, mcts, options_label,
-    run_arena, spec_label,
+    Report, ResultCache, command_line, environment_meta, fmt_wdl, mcts, options_label,
+    run_arena, spec_label, table_arguments,
 )
 
 ENV_NAME = "tictactoe"
@@ -117,15 +117,10 @@ def losing_reply_rate(opening: str, n: int, options: dict, keys: int, seed: int)
 
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--games", type=int, default=200, help="games per arena (even; half as X)")
-    p.add_argument("--seed", type=int, default=0, help="arena key: jax.random.key(SEED)")
-    p.add_argument("--quick", action="store_true", help="smoke run: 20 games, small budgets")
-    p.add_argument("--resume", action="store_true", help="reuse arenas already in the JSON file")
-    p.add_argument("--out-json", type=pathlib.Path, default=HERE / "results_ttt.json")
-    p.add_argument("--out-md", type=pathlib.Path, default=HERE / "ttt_tables.md")
+    check = table_arguments(p, "results_ttt.json", "ttt_tables.md",
+                            "games per arena (even; half as X)", "smoke run: 20 games, small budgets")
     args = p.parse_args(argv)
-    if args.games < 2 or args.games % 2:
-        p.error("--games must be an even number >= 2")
+    check(args)
 
     table_sims, sweep_sims, variant_max = TABLE_SIMS, SWEEP_SIMS, VARIANT_MAX_SIMS
     robust_sims, robust_seeds = ROBUST_SIMS, ROBUST_SEEDS
