@@ -166,7 +166,7 @@ def mcts_player(
     moves and the opponent's: after every move it keeps the subtree of the
     move played.  The node capacity stays fixed for the whole game, default
     ``2 * num_simulations + 2``, so the kept subtree has room to grow (see
-    :mod:`c4jax.search` for what happens when it is full).
+    :mod:`c4jax.search.search` for what happens when it is full).
     Raises ``ValueError`` for bad options (checked here, at construction).
     """
     if isinstance(num_simulations, bool) or not isinstance(num_simulations, int) or num_simulations < 1:
@@ -174,9 +174,9 @@ def mcts_player(
     if reuse and options.get("selection") == "gumbel":
         raise ValueError("selection='gumbel' cannot reuse trees; pass reuse=False")
     # Validate the options now, not at the first move.
-    from c4jax.search import _options_from_kwargs
+    from c4jax.search.options import options_from_kwargs
 
-    _options_from_kwargs(dict(options, capacity=capacity))
+    options_from_kwargs(dict(options, capacity=capacity))
     label = name or f"mcts:{num_simulations}"
     if not reuse:
         def act(keys, envs, state):

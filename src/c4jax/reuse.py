@@ -21,6 +21,8 @@ import jax
 import jax.numpy as jnp
 import mctx
 
+from c4jax.search.tree import LOSS, WIN, new_tree
+
 __all__ = ["get_subtree", "empty_tree"]
 
 UNVISITED = mctx.Tree.UNVISITED
@@ -126,8 +128,6 @@ def empty_tree(env, capacity: int) -> mctx.Tree:
     Raises:
       ValueError: if ``env`` is not batched or ``capacity`` < 2.
     """
-    from c4jax.search import _new_tree
-
     if isinstance(capacity, bool) or not isinstance(capacity, int) or capacity < 2:
         raise ValueError(f"capacity must be an int >= 2; got {capacity!r}")
     if len(env.batch_shape) != 1:
@@ -135,7 +135,7 @@ def empty_tree(env, capacity: int) -> mctx.Tree:
 
     def one(e):
         logits = jnp.zeros((e.game.num_actions,), jnp.float32)
-        tree = _new_tree(e, logits, jnp.float32(0), capacity, None)
+        tree = new_tree(e, logits, jnp.float32(0), capacity, None, LOSS, WIN)
         return tree.replace(node_visits=jnp.zeros_like(tree.node_visits))
 
     return jax.vmap(one)(env)

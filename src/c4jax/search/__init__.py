@@ -1,0 +1,16 @@
+"""The search: :func:`run_mcts` and its options, output and tree data.
+
+One module per stage, as mctx's ``_src/`` reads: :mod:`~c4jax.search.tree`
+(the tree and its pending writes), :mod:`~c4jax.search.options`,
+:mod:`~c4jax.search.selection`, :mod:`~c4jax.search.expansion`,
+:mod:`~c4jax.search.backup`, :mod:`~c4jax.search.solver`,
+:mod:`~c4jax.search.output`, and :mod:`~c4jax.search.search`, the loop over
+simulations.  The public names are re-exported by :mod:`c4jax`.
+"""
+
+from c4jax.search.options import QTRANSFORMS, SELECTIONS, SearchOptions
+from c4jax.search.output import SearchOutput
+from c4jax.search.search import run_mcts
+from c4jax.search.tree import TreeExtraData
+
+__all__ = ["QTRANSFORMS", "SELECTIONS", "SearchOptions", "SearchOutput", "TreeExtraData", "run_mcts"]

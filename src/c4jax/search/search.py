@@ -1,0 +1,279 @@
+"""Batched, terminal-aware MCTS on mctx's ``Tree``: :func:`run_mcts`.
+
+The loop is our own (mctx 0.0.71's ``search`` takes no initial tree, so it can
+not continue a reused subtree, and it keeps descending below finished games),
+but it is built from mctx's public pieces: the :class:`mctx.Tree` layout, the
+action-selection functions and the Q transforms.  With the same key it builds
+the same tree as ``mctx.muzero_policy`` wherever mctx's own search is correct
+(tested).  It reads like mctx's ``_src/search.py``, one module per stage:
+
+1. selection (:mod:`c4jax.search.selection`): from the root to an unexpanded
+   edge, a finished game or ``max_depth``, recording the path;
+2. expansion and evaluation (:mod:`c4jax.search.expansion`): step the game
+   into a new node (if the capacity allows) and value it with rollouts;
+3. backup (:mod:`c4jax.search.backup`): the return along the recorded path,
+   with the solver's proofs (:mod:`c4jax.search.solver`, chosen once per
+   search);
+4. output (:mod:`c4jax.search.output`): the move and the root's statistics.
+
+Cost: a simulation costs ``O(max_depth * A)`` plus its rollouts, whatever the
+node capacity ``N``.  Each simulation applies the previous one's writes first
+and then only reads (:mod:`c4jax.search.tree`), so XLA updates every tree
+buffer in place; there is no whole-tree ``select`` or ``copy`` inside the loop
+over simulations (tested on the compiled program).  A finished game's row
+runs the loop with its writes dropped.
+
+Capacity: the tree holds ``capacity`` nodes (default ``num_simulations + 1``;
+a reused tree keeps its own).  When it is full, a simulation that would
+expand a node evaluates the leaf all the same and backs it up through the
+unexpanded edge: that edge's visit count and value average grow (it acts as a
+leaf that collects rollouts), nothing is dropped and nothing is written to
+another node.  The root's visit count always grows by exactly
+``num_simulations``.
+
+Shapes: ``B`` is the batch size, ``A`` the number of actions, ``N`` the node
+capacity.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import mctx
+
+from c4jax.env import Env
+from c4jax.search.backup import backup
+from c4jax.search.expansion import expand
+from c4jax.search.options import SearchOptions, options_from_kwargs
+from c4jax.search.output import SearchOutput, search_output
+from c4jax.search.selection import descend, make_selection
+from c4jax.search.solver import make_solver
+from c4jax.search.tree import (
+    ROOT,
+    TreeExtraData,
+    apply_update,
+    gather,
+    new_tree,
+    no_update,
+    same_position,
+)
+from c4jax.values import leaf_value, prior_logits
+
+__all__ = ["run_mcts"]
+
+
+def _is_key_batch(key: jax.Array) -> bool:
+    if not (jax.dtypes.issubdtype(key.dtype, jax.dtypes.prng_key) or key.dtype == jnp.uint32):
+        raise ValueError(
+            f"key must be a PRNG key (jax.random.key or jax.random.PRNGKey) or a batch of them; "
+            f"got an array of dtype {key.dtype}"
+        )
+    if jax.dtypes.issubdtype(key.dtype, jax.dtypes.prng_key):
+        if key.ndim > 1:
+            raise ValueError(f"key must be one PRNG key or a [B] batch of keys; got shape {key.shape}")
+        return key.ndim == 1
+    if key.ndim not in (1, 2) or key.shape[-1] != 2:
+        raise ValueError(
+            f"key must be a PRNG key (jax.random.key or PRNGKey) or a batch of them; got shape {key.shape}"
+        )
+    return key.ndim == 2
+
+
+def run_mcts(
+    key: jax.Array,
+    env: Env,
+    num_simulations: int,
+    *,
+    tree: mctx.Tree | None = None,
+    **options: Any,
+) -> SearchOutput:
+    """Searches one game or a batch of games with MCTS and proposes a move.
+
+    Args:
+      key: a PRNG key (consumed), or a ``[B]`` batch of keys, one per game.
+        With one key and a batch of games, game ``b`` uses
+        ``jax.random.split(key, B)[b]``, so batch row ``b`` equals the
+        unbatched search of game ``b`` with that key.
+      env: an :class:`~c4jax.env.Env` of any game and size, unbatched or with
+        one leading batch axis ``[B]`` (finished games may be mixed in).
+      num_simulations: simulations per game, a Python ``int >= 1``.
+      tree: a tree from an earlier search, cut with :func:`c4jax.get_subtree`
+        after the move was played, to reuse (subtree reuse).  Its root must be
+        the position ``env``; a row whose tree is empty (the move played was
+        never expanded) or holds another position starts fresh.  The node
+        capacity stays the tree's, so a game played with reuse compiles once.
+      **options: the fields of :class:`SearchOptions` (selection rule,
+        exploration constants, Q transform, prior, rollouts, ``max_depth``,
+        ``capacity``, temperature, Dirichlet noise, Gumbel settings, and
+        ``solver``: on by default, it proves wins, draws and losses in the
+        tree, reported in ``qvalue_lower``/``qvalue_upper``).
+    Returns:
+      :class:`SearchOutput`.
+    Raises:
+      ValueError: an unknown option or a bad value (naming the allowed
+        values), a ``num_simulations`` that is not a positive int, an ``env``
+        that is not an ``Env`` with at most one batch axis, a key of the wrong
+        shape, a ``tree`` whose shape does not fit ``env``, or Gumbel search
+        with a reused tree (sequential halving assumes a fresh root).
+
+    Compiled once per (shapes, options, num_simulations) and cached; it can be
+    called inside ``jax.jit`` too.  References: Browne et al. 2012 (MCTS),
+    Winands et al. 2008 and Cazenave & Saffidine 2011 (the solver),
+    Kocsis & Szepesvari 2006 (UCT), Silver et al. 2017 (PUCT), Danihelka et
+    al. 2022 (Gumbel), Sutton & Barto 2018 sec. 8.11.
+    """
+    opts = options_from_kwargs(options)
+    if isinstance(num_simulations, bool) or not isinstance(num_simulations, int) or num_simulations < 1:
+        raise ValueError(f"num_simulations must be a Python int >= 1; got {num_simulations!r}")
+    if not isinstance(env, Env):
+        raise ValueError(f"env must be a c4jax Env (from a game's env_reset/from_moves); got {type(env).__name__}")
+    batch_shape = env.batch_shape
+    if len(batch_shape) > 1:
+        raise ValueError(f"env may have at most one batch axis; got batch shape {batch_shape}")
+    single = batch_shape == ()
+    envs = jax.tree.map(lambda x: x[None], env) if single else env
+    batch = envs.ply.shape[0]
+    if key is None:
+        raise ValueError("key must be a PRNG key (jax.random.key(seed)); got None")
+    key = jnp.asarray(key) if not isinstance(key, jax.Array) else key
+    if _is_key_batch(key):
+        if single or key.shape[0] != batch:
+            raise ValueError(
+                f"a batch of keys must have one key per game ({batch if not single else 'no batch'}); "
+                f"got {key.shape[0]}"
+            )
+        keys = key
+    else:
+        keys = key[None] if single else jax.random.split(key, batch)
+
+    game = envs.game
+    capacity = opts.capacity
+    if tree is not None:
+        if opts.selection == "gumbel":
+            raise ValueError(
+                "selection='gumbel' cannot reuse a tree (sequential halving assumes a fresh root); "
+                "pass tree=None or use selection='puct' or 'uct'"
+            )
+        if not isinstance(tree, mctx.Tree):
+            raise ValueError(f"tree must be an mctx.Tree from run_mcts/get_subtree; got {type(tree).__name__}")
+        if not isinstance(tree.extra_data, TreeExtraData):
+            raise ValueError(
+                "tree must come from run_mcts, get_subtree or empty_tree (its extra_data holds the "
+                f"solver's bounds); got extra_data of type {type(tree.extra_data).__name__}"
+            )
+        if tree.node_visits.ndim != 2 or tree.node_visits.shape[0] != batch:
+            raise ValueError(
+                f"tree must have a leading batch axis of {batch}; got node_visits of shape {tree.node_visits.shape}"
+            )
+        if tree.num_actions != game.num_actions or getattr(tree.embeddings, "game", None) != game:
+            raise ValueError(f"tree was built for another game than {game!r}")
+        tree_nodes = tree.node_visits.shape[1]
+        if capacity is not None and capacity != tree_nodes:
+            raise ValueError(
+                f"capacity={capacity} differs from the reused tree's {tree_nodes} nodes; "
+                "the capacity stays fixed across a game"
+            )
+        capacity = tree_nodes
+    elif capacity is None:
+        capacity = num_simulations + 1
+    if opts.max_depth is not None and opts.max_depth > game.max_plies:
+        raise ValueError(
+            f"max_depth must be None or an int in 1..{game.max_plies} (the longest game of {game!r}); "
+            f"got {opts.max_depth}"
+        )
+    max_depth = opts.max_depth if opts.max_depth is not None else game.max_plies
+    opts = dataclasses.replace(opts, capacity=capacity, max_depth=max_depth)
+    out = _search_batch(keys, envs, tree, opts, num_simulations)
+    if single:
+        out = out.replace(
+            action=out.action[0],
+            action_weights=out.action_weights[0],
+            visit_counts=out.visit_counts[0],
+            qvalues=out.qvalues[0],
+            qvalue_lower=out.qvalue_lower[0],
+            qvalue_upper=out.qvalue_upper[0],
+            value=out.value[0],
+        )
+    return out
+
+
+@functools.partial(jax.jit, static_argnames=("opts", "num_simulations"))
+def _search_batch(keys, envs, tree, opts: SearchOptions, num_simulations: int) -> SearchOutput:
+    if tree is None:
+        return jax.vmap(lambda k, e: _search_one(k, e, None, opts, num_simulations))(keys, envs)
+    return jax.vmap(lambda k, e, t: _search_one(k, e, t, opts, num_simulations))(keys, envs, tree)
+
+
+# ---------------------------------------------------------------------------
+# One game (vmapped above).  Every tree below is unbatched: [N], [N, A].
+
+
+def _dirichlet(key, logits, legal, fraction, alpha):
+    """Root prior ``(1 - f) p + f Dir(alpha)`` over the legal actions (AlphaZero)."""
+    probs = jax.nn.softmax(logits)
+    noise = jax.random.dirichlet(key, jnp.full(logits.shape, alpha, jnp.float32))
+    noise = jnp.where(legal, noise, 0.0)
+    noise = noise / jnp.maximum(jnp.sum(noise), 1e-30)
+    mixed = (1.0 - fraction) * probs + fraction * noise
+    tiny = jnp.finfo(jnp.float32).tiny
+    return jnp.where(legal, jnp.log(jnp.maximum(mixed, tiny)), jnp.finfo(jnp.float32).min)
+
+
+def _root_tree(key, noise_key, env: Env, tree, opts: SearchOptions, solver) -> mctx.Tree:
+    """The tree to search: a fresh root, or the reused ``tree`` if its root is
+    ``env`` (with this search's root prior, noise and legal mask)."""
+    legal = env.game.legal_action_mask(env)
+    logits = prior_logits(env, opts.prior)
+    root_gumbel = None
+    if opts.selection == "gumbel":
+        root_gumbel = opts.gumbel_scale * jax.random.gumbel(noise_key, logits.shape)
+    elif opts.dirichlet_fraction > 0:
+        logits = _dirichlet(noise_key, logits, legal, opts.dirichlet_fraction, opts.dirichlet_alpha)
+    # split(key, 1)[0]: the key make_root_fn gives row 0 of a batch of one.
+    value = leaf_value(
+        jax.random.split(key, 1)[0], env,
+        num_rollouts=opts.num_rollouts, rollout_policy=opts.rollout_policy,
+    )
+    lower, upper = solver.static_bounds(env)
+    fresh = new_tree(env, logits, value, opts.capacity, root_gumbel, lower, upper)
+    if tree is None:
+        return fresh
+    reusable = (tree.node_visits[ROOT] > 0) & same_position(gather(tree.embeddings, ROOT), env)
+    tree = tree.replace(
+        extra_data=tree.extra_data.replace(root_gumbel=fresh.extra_data.root_gumbel),
+        root_invalid_actions=(~legal).astype(jnp.float32),
+        children_prior_logits=tree.children_prior_logits.at[ROOT].set(logits),
+    )
+    return jax.tree.map(lambda t, f: jnp.where(reusable, t, f), tree, fresh)
+
+
+def _search_one(key, env: Env, tree, opts: SearchOptions, num_simulations: int) -> SearchOutput:
+    root_key, policy_key = jax.random.split(key)
+    action_key, noise_key, search_key = jax.random.split(policy_key, 3)
+    solver = make_solver(opts.solver)
+    tree = _root_tree(root_key, noise_key, env, tree, opts, solver)
+    next_free = jnp.sum(tree.node_visits > 0).astype(jnp.int32)
+    select = make_selection(opts, solver, num_simulations)
+    active = ~env.done  # a finished game is not searched: its tree is the root alone
+    capacity = opts.capacity
+
+    def simulation(_, state):
+        key, tree, pending, next_free = state
+        # Every write first, then only reads (see c4jax.search.tree).
+        tree = apply_update(tree, pending)
+        # The key schedule mirrors mctx.search for a batch of one, so that
+        # the trees are identical where both searches are correct.
+        key, simulate_key, expand_key = jax.random.split(key, 3)
+        path = descend(jax.random.split(simulate_key, 1)[0], tree, select, opts.max_depth)
+        expansion = expand(jax.random.split(expand_key, 1)[0], tree, path, next_free, opts, solver)
+        pending = backup(tree, path, expansion, solver).masked(active, capacity)
+        return key, tree, pending, next_free + (active & expansion.new_node).astype(jnp.int32)
+
+    init = (search_key, tree, no_update(tree, opts.max_depth + 1), next_free)
+    _, tree, pending, _ = jax.lax.fori_loop(0, num_simulations, simulation, init)
+    tree = apply_update(tree, pending)
+    return search_output(action_key, tree, env, opts, solver)

@@ -1,0 +1,236 @@
+"""The solver: proven bounds on game-theoretic values, behind one interface.
+
+:func:`make_solver` picks the implementation once per search, from
+``SearchOptions.solver``; the other stages call its methods and never ask
+which one they have.
+
+* :class:`ScoreBoundsSolver` (``solver=True``, the default): score-bounded
+  MCTS (Cazenave & Saffidine 2011, which extends the MCTS-Solver of Winands
+  et al. 2008 to draws).  A finished game's value is known (0 for the player
+  to move: its result is in the reward of the move that ended it); a node's
+  value for its player to move lies in ``[max_a lower(a), max_a upper(a)]``
+  with ``[lower(a), upper(a)] = r + discount * [bounds of the child]``
+  (``[-1, 1]`` for an unexpanded action), tightened by the position itself: a
+  player with a winning move has a win, one facing two winning moves of the
+  opponent (and having none) has a loss (decisive moves, Teytaud & Teytaud
+  2010).  Selection never takes an action proven worse than another action of
+  the same node.  At the root, an action proven to win or lose has Q exactly
+  +1 or -1 (in selection and in the output), an action proven to lose is
+  neither explored nor played while another legal action is not proven to
+  lose, and the move played is never one proven worse than another (a win in
+  one, else a proven win, is played when there is one).  Below the root the
+  means are left as backed up: they also rank moves by how likely a fallible
+  opponent is to go wrong.
+* :class:`NoSolver` (``solver=False``): plain mean backups; bounds are only
+  ``[0, 0]`` for finished games and ``[-1, 1]`` otherwise.
+
+Shapes are for one game (the search is vmapped over the batch): ``A``
+actions, ``S = max_depth + 1`` path entries.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import jax
+import jax.numpy as jnp
+import mctx
+
+from c4jax.env import Env
+from c4jax.search.tree import LOSS, ROOT, UNVISITED, WIN, gather
+from c4jax.values import _swap_mover
+
+__all__ = ["NoSolver", "ScoreBoundsSolver", "make_solver", "edge_bounds"]
+
+
+def edge_bounds(tree: mctx.Tree, node) -> tuple[jax.Array, jax.Array]:
+    """Proven bounds ``float32[A]`` on ``Q(node, a)`` for the player to move:
+    ``r + discount * [child's bounds]`` (discounts are -1 or 0, so the child's
+    upper bound gives the edge's lower one); ``[-1, 1]`` for an unexpanded
+    action, except that a visited unexpanded edge into a finished game (a
+    full tree) is worth its reward exactly."""
+    child = tree.children_index[node]
+    safe = jnp.maximum(child, 0)
+    extra = tree.extra_data
+    r = tree.children_rewards[node]
+    d = tree.children_discounts[node]
+    expanded = child != UNVISITED
+    known = ~expanded & (tree.children_visits[node] > 0) & (d == 0.0)
+    lower = jnp.where(expanded, r + d * extra.value_upper[safe], jnp.where(known, r, LOSS))
+    upper = jnp.where(expanded, r + d * extra.value_lower[safe], jnp.where(known, r, WIN))
+    return lower, upper
+
+
+@dataclasses.dataclass(frozen=True)
+class NoSolver:
+    """Plain mean backups (``solver=False``): nothing is proven."""
+
+    def static_bounds(self, env: Env) -> tuple[jax.Array, jax.Array]:
+        """``float32[]`` bounds of a position: ``[0, 0]`` if finished, else ``[-1, 1]``."""
+        lower = jnp.where(env.done, 0.0, LOSS).astype(jnp.float32)
+        upper = jnp.where(env.done, 0.0, WIN).astype(jnp.float32)
+        return lower, upper
+
+    def allowed(self, tree: mctx.Tree, node, legal) -> jax.Array:
+        """``bool[A]``: the actions selection may take at ``node``."""
+        del tree, node
+        return legal
+
+    def qvalues(self, tree: mctx.Tree, node) -> jax.Array:
+        """``float32[A]``: the Q-values selection sees at ``node``."""
+        return tree.qvalues(node)
+
+    def root_qvalues(self, tree: mctx.Tree) -> jax.Array:
+        """``float32[A]``: the root's Q-values in the output."""
+        return tree.qvalues(ROOT)
+
+    def prove_path(self, tree, path_nodes, path_actions, rewards, discounts, start, leaf,
+                   lower, upper, leaf_edge_known, leaf_edge_value):
+        """The path's bounds after a simulation (here: unchanged)."""
+        del tree, path_nodes, path_actions, rewards, discounts, start, leaf
+        del leaf_edge_known, leaf_edge_value
+        return lower, upper
+
+    def playable(self, tree: mctx.Tree, env: Env, legal) -> jax.Array:
+        """``bool[A]``: the root actions the output may play."""
+        del tree, env
+        return legal
+
+    def root_value(self, tree: mctx.Tree) -> jax.Array:
+        """``float32[]``: the root's value in the output (the mean)."""
+        return tree.node_values[ROOT]
+
+    def qvalue_bounds(self, tree: mctx.Tree) -> tuple[jax.Array, jax.Array]:
+        """``float32[A]`` bounds on the root's Q-values: nothing proven."""
+        shape = tree.children_visits[ROOT].shape
+        return jnp.full(shape, LOSS, jnp.float32), jnp.full(shape, WIN, jnp.float32)
+
+
+@dataclasses.dataclass(frozen=True)
+class ScoreBoundsSolver:
+    """Score-bounded MCTS with decisive moves (``solver=True``); see the
+    module docstring."""
+
+    def static_bounds(self, env: Env) -> tuple[jax.Array, jax.Array]:
+        """Bounds on a position's value for the player to move, from the
+        position alone: a finished game is worth 0 (its result belongs to the
+        move that ended it); a player with a winning move has a win (decisive
+        moves, Teytaud & Teytaud 2010); a player without one facing two or
+        more winning moves of the opponent has a loss (it can block only one);
+        else ``[-1, 1]``.  ``float32[]`` each."""
+        game = env.game
+        own = jnp.any(game.winning_moves(env))
+        threats = jnp.sum(game.winning_moves(_swap_mover(env)) & game.legal_action_mask(env))
+        lost = ~own & (threats >= 2)
+        lower = jnp.where(env.done, 0.0, jnp.where(own, WIN, LOSS))
+        upper = jnp.where(env.done, 0.0, jnp.where(lost, LOSS, WIN))
+        return lower.astype(jnp.float32), upper.astype(jnp.float32)
+
+    def allowed(self, tree: mctx.Tree, node, legal) -> jax.Array:
+        """Legal actions not proven worse than another action of ``node``:
+        their upper bound reaches the node's lower bound (always at least
+        one).  At the root also no action proven to lose while some legal
+        action is not (MCTS-Solver's rule; below the root a proven loss that
+        is not dominated stays selectable, so the means keep counting the
+        opponent's blunders).  ``bool[A]``."""
+        _, upper = edge_bounds(tree, node)
+        allowed = legal & (upper >= tree.extra_data.value_lower[node])
+        not_lost = allowed & (upper > LOSS)
+        return jnp.where((node == ROOT) & jnp.any(not_lost), not_lost, allowed)
+
+    def root_qvalues(self, tree: mctx.Tree) -> jax.Array:
+        """The root's ``Q(root, a)`` ``float32[A]`` with the proofs applied:
+        exactly +1 for an action proven to win, -1 for one proven to lose
+        (MCTS-Solver), the mean otherwise.  Only wins and losses replace the
+        mean: a proven draw keeps its mean, because comparing an exact 0 with
+        its siblings' unproven (rollout-biased) means would bias the choice
+        against the proven move.  In a root proven lost (every action loses)
+        the means are kept too: they rank the losing moves by how often a
+        fallible opponent goes wrong."""
+        return self._proven_qvalues(tree, ROOT)
+
+    def qvalues(self, tree: mctx.Tree, node) -> jax.Array:
+        """``float32[A]``: :meth:`root_qvalues` at the root, the means below."""
+        return jnp.where(node == ROOT, self._proven_qvalues(tree, node), tree.qvalues(node))
+
+    def _proven_qvalues(self, tree: mctx.Tree, node) -> jax.Array:
+        q = tree.qvalues(node)
+        lower, upper = edge_bounds(tree, node)
+        lost = tree.extra_data.value_upper[node] <= LOSS
+        proven = jnp.where(lower >= WIN, WIN, jnp.where(upper <= LOSS, LOSS, q))
+        return jnp.where(lost, q, proven)
+
+    def prove_path(self, tree, path_nodes, path_actions, rewards, discounts, start, leaf,
+                   lower, upper, leaf_edge_known, leaf_edge_value):
+        """Score bounds of the path's nodes after a simulation, bottom-up.
+
+        ``tree`` is the tree before this simulation's writes; what the
+        simulation adds is passed in: ``rewards``, ``discounts``
+        (``float32[S]``, edge ``i`` leads from depth ``i`` to ``i + 1``, the
+        new edge included), ``lower``, ``upper`` (``float32[S]``, the path's
+        bounds, the new node's included) and, for an unexpanded edge that
+        collected the evaluation at depth ``leaf`` (a full tree), whether its
+        value is now known exactly (``leaf_edge_known``: it ends the game)
+        and that value.  Recomputes the bounds of the nodes at depths
+        ``start, start - 1, ..., 0`` from their children, stopping at the
+        first node whose bounds did not change (its ancestors' cannot either).
+        Returns ``(lower, upper)``, ``float32[S]``, updated.
+        """
+        size = path_nodes.shape[0]
+
+        def cond(s):
+            return s[1]
+
+        def body(s):
+            j, _, lower, upper = s
+            node = path_nodes[j]
+            env = gather(tree.embeddings, node)
+            legal = env.game.legal_action_mask(env)
+            e_lo, e_hi = edge_bounds(tree, node)
+            a = jnp.maximum(path_actions[j], 0)
+            jc = jnp.minimum(j + 1, size - 1)
+            # The path's child: its bounds as just recomputed.
+            on = j < leaf
+            r, d = rewards[j], discounts[j]
+            e_lo = jnp.where(on, e_lo.at[a].set(r + d * upper[jc]), e_lo)
+            e_hi = jnp.where(on, e_hi.at[a].set(r + d * lower[jc]), e_hi)
+            at_leaf = (j == leaf) & leaf_edge_known
+            e_lo = jnp.where(at_leaf, e_lo.at[a].set(leaf_edge_value), e_lo)
+            e_hi = jnp.where(at_leaf, e_hi.at[a].set(leaf_edge_value), e_hi)
+            # Bounds only tighten: intersect with what was already proven
+            # (which holds the finished-game and decisive-move bounds).
+            live = jnp.any(legal)  # a finished game keeps its [0, 0]
+            lo = jnp.where(live, jnp.maximum(lower[j], jnp.max(jnp.where(legal, e_lo, -jnp.inf))), lower[j])
+            hi = jnp.where(live, jnp.minimum(upper[j], jnp.max(jnp.where(legal, e_hi, -jnp.inf))), upper[j])
+            changed = (lo != lower[j]) | (hi != upper[j])
+            return j - 1, changed & (j > 0), lower.at[j].set(lo), upper.at[j].set(hi)
+
+        _, _, lower, upper = jax.lax.while_loop(cond, body, (start, start >= 0, lower, upper))
+        return lower, upper
+
+    def playable(self, tree: mctx.Tree, env: Env, legal) -> jax.Array:
+        """``bool[A]``: never a move proven worse than another; a win in one
+        if there is one, else a proven win if there is one."""
+        game = env.game
+        lower, _ = edge_bounds(tree, ROOT)
+        playable = self.allowed(tree, ROOT, legal)
+        proven_win = playable & (lower >= WIN)
+        wins_now = game.winning_moves(env) & legal
+        return jnp.where(
+            jnp.any(wins_now), wins_now, jnp.where(jnp.any(proven_win), proven_win, playable)
+        )
+
+    def root_value(self, tree: mctx.Tree) -> jax.Array:
+        """``float32[]``: exactly +1 / -1 once the root is proven won / lost,
+        else the mean."""
+        lower, upper = tree.extra_data.value_lower[ROOT], tree.extra_data.value_upper[ROOT]
+        return jnp.where(lower >= WIN, WIN, jnp.where(upper <= LOSS, LOSS, tree.node_values[ROOT]))
+
+    def qvalue_bounds(self, tree: mctx.Tree) -> tuple[jax.Array, jax.Array]:
+        """``float32[A]``: what was proven about each root action."""
+        return edge_bounds(tree, ROOT)
+
+
+def make_solver(solver: bool) -> NoSolver | ScoreBoundsSolver:
+    """The solver for ``SearchOptions.solver``, chosen once per search."""
+    return ScoreBoundsSolver() if solver else NoSolver()
