@@ -1,0 +1,108 @@
+"""The search's cost per simulation does not grow with the tree: proven from
+the compiled program, not timed (timings are in benchmarks/scaling.py).
+
+Inside the loop over simulations no instruction may copy, select or
+concatenate a whole tree-sized array (an ``O(N)`` cost per simulation): every
+tree buffer must be updated in place.  The tree capacity 4,001 is a size no
+other array of the search has, so any array with an axis of 4,001 is a tree
+array.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import chex
+import jax
+import jax.numpy as jnp
+import pytest
+
+import c4jax
+from c4jax import connect4 as c4
+from c4jax.search.options import options_from_kwargs
+from c4jax.search.search import _search_batch
+
+from hlo_inspect import whole_array_ops
+
+CAPACITY = 4001
+SIMULATIONS = 16  # the trip count does not change the program's shape
+
+
+def _compiled_text(batch: int, reused: bool, **options) -> str:
+    envs = jax.tree.map(lambda x: jnp.stack([x] * batch), c4.from_moves("44"))
+    keys = jax.random.split(jax.random.key(0), batch)
+    tree = c4jax.empty_tree(envs, CAPACITY) if reused else None
+    opts = dataclasses.replace(
+        options_from_kwargs(options), capacity=CAPACITY, max_depth=c4.make().max_plies
+    )
+    return _search_batch.lower(keys, envs, tree, opts, SIMULATIONS).compile().as_text()
+
+
+CASES = [
+    (batch, selection, solver, reused)
+    for batch in (1, 8)
+    for selection in ("puct", "uct", "gumbel")
+    for solver in (True, False)
+    for reused in (False, True)
+    if not (selection == "gumbel" and reused)  # Gumbel refuses reused trees
+]
+
+
+@pytest.mark.parametrize("batch,selection,solver,reused", CASES)
+def test_no_whole_tree_copy_or_select_inside_the_simulation_loop(batch, selection, solver, reused):
+    text = _compiled_text(batch, reused, selection=selection, solver=solver)
+    loops, ops = whole_array_ops(text, CAPACITY)
+    # Exactly one loop carries the tree: the loop over simulations.
+    assert len(loops) == 1, [w.text[:200] for w in loops]
+    assert ops == [], "\n".join(f"{o.opcode} {o.shape} in {o.computation}" for o in ops[:20])
+
+
+def test_the_inspection_finds_the_copy_of_a_read_then_write_loop():
+    """The control (the toy of shared/notes/search-cost.md): a loop step that
+    descends 8 levels reading a tree-sized buffer and then writes it is
+    compiled with whole-buffer copies, and the inspection sees them; applying
+    the write at the start of the next step instead leaves none."""
+
+    def make(pipelined: bool):
+        def one(seed):
+            vals = jnp.zeros((CAPACITY,), jnp.float32) + seed
+            kids = jnp.full((CAPACITY, 7), -1, jnp.int32)
+
+            def body(i, s):
+                vals, kids, pending = s
+                if pipelined:
+                    kids = kids.at[pending, i % 7].set(i % CAPACITY, mode="drop")
+                node = jnp.int32(0)
+                for d in range(8):
+                    nxt = kids[node, d % 7]
+                    node = jnp.where(nxt >= 0, nxt, node)
+                idx = (i * 7919) % CAPACITY
+                vals = vals.at[idx].add(vals[node] + 1.0)
+                if not pipelined:
+                    kids = kids.at[idx, i % 7].set(i % CAPACITY)
+                return vals, kids, idx
+
+            init = (vals, kids, jnp.int32(CAPACITY))
+            return jax.lax.fori_loop(0, 100, body, init)[0].sum()
+
+        return jax.jit(jax.vmap(one)).lower(jnp.zeros(1)).compile().as_text()
+
+    loops, ops = whole_array_ops(make(pipelined=False), CAPACITY)
+    assert len(loops) == 1 and any(o.opcode == "copy" for o in ops)
+    loops, ops = whole_array_ops(make(pipelined=True), CAPACITY)
+    assert len(loops) == 1 and ops == []
+
+
+def test_a_game_played_with_reuse_compiles_the_search_once():
+    """``run_mcts`` called move after move with the kept subtree (not inside
+    a jit of the caller's) traces and compiles its search once."""
+    player = c4jax.mcts_player(24, capacity=120)
+    env = jax.tree.map(lambda x: x[None], c4.env_reset())
+    tree = player.init(env)
+    before = _search_batch._cache_size()
+    for move in range(6):
+        action, tree = player.act(jax.random.split(jax.random.key(move), 1), env, tree)
+        env = jax.vmap(c4.env_step)(env, action)[0]
+        tree = player.observe(tree, action)
+        chex.assert_equal(int(tree.node_visits.shape[1]), 120)
+    assert _search_batch._cache_size() - before == 1
