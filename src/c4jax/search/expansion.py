@@ -26,7 +26,7 @@ import mctx
 from c4jax.env import Env
 from c4jax.search.options import SearchOptions
 from c4jax.search.selection import Path
-from c4jax.search.tree import gather
+from c4jax.search.tree import gather, masked_prior
 from c4jax.values import leaf_value, prior_logits
 
 __all__ = ["Expansion", "expand"]
@@ -80,7 +80,9 @@ def expand(key, tree: mctx.Tree, path: Path, next_free, opts: SearchOptions, sol
         new_node=new_node,
         accumulate=path.expand & ~new_node,
         index=jnp.where(new_node, next_free, capacity).astype(jnp.int32),
-        prior_logits=prior_logits(child_env, opts.prior),
+        prior_logits=masked_prior(
+            prior_logits(child_env, opts.prior), child_env.game.legal_action_mask(child_env)
+        ),
         lower=lower,
         upper=upper,
     )

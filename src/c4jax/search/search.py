@@ -57,6 +57,7 @@ from c4jax.search.tree import (
     TreeExtraData,
     apply_update,
     gather,
+    masked_prior,
     new_tree,
     no_update,
     same_position,
@@ -233,6 +234,7 @@ def _root_tree(key, noise_key, env: Env, tree, opts: SearchOptions, solver) -> m
         root_gumbel = opts.gumbel_scale * jax.random.gumbel(noise_key, logits.shape)
     elif opts.dirichlet_fraction > 0:
         logits = _dirichlet(noise_key, logits, legal, opts.dirichlet_fraction, opts.dirichlet_alpha)
+    logits = masked_prior(logits, legal)
     # split(key, 1)[0]: the key make_root_fn gives row 0 of a batch of one.
     value = leaf_value(
         jax.random.split(key, 1)[0], env,

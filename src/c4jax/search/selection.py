@@ -23,7 +23,7 @@ import jax.numpy as jnp
 import mctx
 
 from c4jax.search.options import SearchOptions
-from c4jax.search.tree import NO_PARENT, ROOT, UNVISITED, gather
+from c4jax.search.tree import NO_PARENT, ROOT, UNVISITED, legal_at
 
 __all__ = ["Path", "descend", "make_selection", "qtransform"]
 
@@ -65,8 +65,7 @@ def make_selection(opts: SearchOptions, solver, num_simulations: int):
     qt = qtransform(opts, solver)
 
     def allowed_at(tree, node):
-        legal = tree.embeddings.game.legal_action_mask(gather(tree.embeddings, node))
-        return solver.allowed(tree, node, legal)
+        return solver.allowed(tree, node, legal_at(tree, node))
 
     if opts.selection == "puct":
         def select(key, tree, node, depth):
@@ -113,7 +112,7 @@ class Path:
     nodes: ``int32[S]``, the node at each depth (``NO_PARENT`` past ``depth``).
     actions: ``int32[S]``, the action taken at each depth (-1 past it).
     rewards, discounts: ``float32[S]``, those of each edge taken (0 for the
-      unexpanded edge: the expansion steps it).
+      unexpanded edge, which the expansion steps, and past it).
     """
 
     node: jax.Array
@@ -135,20 +134,18 @@ def descend(key, tree: mctx.Tree, select, max_depth: int) -> Path:
         return s[5]
 
     def body(s):
-        key, node, depth, _, _, _, nodes, actions, rewards, discounts = s
+        key, node, depth, _, _, _, nodes, actions = s
         key, select_key = jax.random.split(key)
         action = select(select_key, tree, node, depth)
         child = tree.children_index[node, action]
         unexpanded = child == UNVISITED
         actions = actions.at[depth].set(action)
-        rewards = rewards.at[depth].set(tree.children_rewards[node, action])
-        discounts = discounts.at[depth].set(tree.children_discounts[node, action])
         child_depth = depth + 1
         node = jnp.where(unexpanded, node, child)
         depth = jnp.where(unexpanded, depth, child_depth)
         nodes = jnp.where(unexpanded, nodes, nodes.at[child_depth].set(child))
         stop = unexpanded | done[jnp.maximum(child, 0)] | (child_depth >= max_depth)
-        return key, node, depth, action, unexpanded, ~stop, nodes, actions, rewards, discounts
+        return key, node, depth, action, unexpanded, ~stop, nodes, actions
 
     init = (
         key,
@@ -159,12 +156,13 @@ def descend(key, tree: mctx.Tree, select, max_depth: int) -> Path:
         jnp.bool_(True),
         jnp.full(size, NO_PARENT, jnp.int32).at[0].set(ROOT),
         jnp.full(size, -1, jnp.int32),
-        jnp.zeros(size, jnp.float32),
-        jnp.zeros(size, jnp.float32),
     )
-    _, node, depth, action, expand, _, nodes, actions, rewards, discounts = jax.lax.while_loop(
-        cond, body, init
-    )
+    _, node, depth, action, expand, _, nodes, actions = jax.lax.while_loop(cond, body, init)
+    # The edges taken, in one gather after the loop rather than one per level.
+    taken = jnp.arange(size) < depth
+    edge_nodes, edge_actions = jnp.maximum(nodes, 0), jnp.maximum(actions, 0)
+    rewards = jnp.where(taken, tree.children_rewards[edge_nodes, edge_actions], 0.0)
+    discounts = jnp.where(taken, tree.children_discounts[edge_nodes, edge_actions], 0.0)
     return Path(
         node=node, depth=depth, action=action, expand=expand,
         nodes=nodes, actions=actions, rewards=rewards, discounts=discounts,

@@ -37,7 +37,7 @@ import jax.numpy as jnp
 import mctx
 
 from c4jax.env import Env
-from c4jax.search.tree import LOSS, ROOT, UNVISITED, WIN, gather
+from c4jax.search.tree import LOSS, ROOT, UNVISITED, WIN, legal_at
 from c4jax.values import _swap_mover
 
 __all__ = ["NoSolver", "ScoreBoundsSolver", "make_solver", "edge_bounds"]
@@ -184,8 +184,7 @@ class ScoreBoundsSolver:
         def body(s):
             j, _, lower, upper = s
             node = path_nodes[j]
-            env = gather(tree.embeddings, node)
-            legal = env.game.legal_action_mask(env)
+            legal = legal_at(tree, node)
             e_lo, e_hi = edge_bounds(tree, node)
             a = jnp.maximum(path_actions[j], 0)
             jc = jnp.minimum(j + 1, size - 1)

@@ -26,10 +26,12 @@ import chex
 import jax
 import jax.numpy as jnp
 import mctx
+import numpy as np
 
 from c4jax.env import Env
 
 __all__ = [
+    "ILLEGAL_LOGIT",
     "LOSS",
     "WIN",
     "NO_PARENT",
@@ -39,6 +41,8 @@ __all__ = [
     "TreeUpdate",
     "apply_update",
     "gather",
+    "legal_at",
+    "masked_prior",
     "new_tree",
     "no_update",
     "same_position",
@@ -50,6 +54,13 @@ ROOT = mctx.Tree.ROOT_INDEX
 # Game-theoretic values are in [LOSS, WIN] for the player to move (rewards
 # are -1, 0, +1); the solver's bounds start there.
 LOSS, WIN = -1.0, 1.0
+# The prior logit of an illegal action, exactly (c4jax.values.prior_logits
+# gives it; every prior the search stores is masked with it).  The search
+# reads a node's legal actions from its stored prior: ``legal(node) =
+# children_prior_logits[node] > ILLEGAL_LOGIT`` (all False for a finished
+# game), which saves gathering and re-deriving the node's position at every
+# level of every descent.
+ILLEGAL_LOGIT = float(np.finfo(np.float32).min)
 
 
 @chex.dataclass(frozen=True)
@@ -75,6 +86,16 @@ def gather(tree_like, index):
     return jax.tree.map(lambda x: x[index], tree_like)
 
 
+def legal_at(tree: mctx.Tree, node) -> jax.Array:
+    """``bool[A]``: the legal actions of ``node``, from its stored prior."""
+    return tree.children_prior_logits[node] > ILLEGAL_LOGIT
+
+
+def masked_prior(logits, legal) -> jax.Array:
+    """``logits`` with the illegal actions at exactly ``ILLEGAL_LOGIT``."""
+    return jnp.where(legal, logits, ILLEGAL_LOGIT).astype(jnp.float32)
+
+
 def same_position(a: Env, b: Env) -> jax.Array:
     """``bool[]``: the two (unbatched) games are the same position."""
     return jnp.all(a.stones == b.stones) & (a.to_move == b.to_move) & (a.done == b.done)
@@ -83,7 +104,8 @@ def same_position(a: Env, b: Env) -> jax.Array:
 def new_tree(env: Env, logits, value, capacity: int, root_gumbel, lower, upper) -> mctx.Tree:
     """A tree of ``capacity`` nodes holding only the root ``env`` (one visit,
     value ``value``, prior ``logits`` ``float32[A]``, proven bounds ``lower``,
-    ``upper``).  Unbatched."""
+    ``upper``).  Unbatched.  ``logits`` must already be masked
+    (:func:`masked_prior`)."""
     num_actions = env.game.num_actions
     n, na = (capacity,), (capacity, num_actions)
     embeddings = jax.tree.map(lambda x: jnp.zeros(n + x.shape, x.dtype).at[ROOT].set(x), env)
