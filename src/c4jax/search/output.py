@@ -77,7 +77,7 @@ def search_output(key, tree: mctx.Tree, env: Env, opts: SearchOptions, solver) -
         # g + logits + sigma(q).  mctx keeps only the most visited; when the
         # budget does not divide evenly the last candidates differ by one
         # visit, so we keep those within one visit.
-        completed = qtransform(opts, solver)(tree, ROOT)
+        completed = qtransform(opts, solver, at_root=True)(tree, ROOT)
         logits = tree.children_prior_logits[ROOT]
         gumbel_score = jnp.maximum(
             -1e9, tree.extra_data.root_gumbel + logits - jnp.max(logits) + completed

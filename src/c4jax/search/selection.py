@@ -36,11 +36,12 @@ def _qtransform_by_min_max(tree: mctx.Tree, node, *, qvalues, min_value, max_val
     return (score - min_value) / (max_value - min_value)
 
 
-def qtransform(opts: SearchOptions, solver):
-    """The Q transform ``(tree, node) -> float32[A]`` of ``opts.qtransform``."""
+def qtransform(opts: SearchOptions, solver, at_root: bool):
+    """The Q transform ``(tree, node) -> float32[A]`` of ``opts.qtransform``,
+    for the root or (``at_root=False``) for the nodes below it."""
     if opts.qtransform == "min_max":
         return functools.partial(
-            _qtransform_by_min_max, qvalues=solver.qvalues,
+            _qtransform_by_min_max, qvalues=functools.partial(solver.qvalues, at_root=at_root),
             min_value=opts.value_min, max_value=opts.value_max,
         )
     if opts.qtransform == "parent_and_siblings":
@@ -60,43 +61,50 @@ def _uct_selection(key, tree, node, allowed, c, qvalues):
 
 
 def make_selection(opts: SearchOptions, solver, num_simulations: int):
-    """``select(key, tree, node, depth) -> int32[]`` for ``opts.selection``,
-    never an action the solver disallows (illegal ones first of all)."""
-    qt = qtransform(opts, solver)
+    """``select(key, tree, node, depth, at_root) -> int32[]`` for
+    ``opts.selection``, never an action the solver disallows (illegal ones
+    first of all).  ``at_root`` is static: the root (depth 0) has rules of its
+    own (the solver's proven Q-values, Gumbel's sequential halving), so the
+    levels below it are compiled without them."""
 
-    def allowed_at(tree, node):
-        return solver.allowed(tree, node, legal_at(tree, node))
+    def allowed_at(tree, node, at_root):
+        return solver.allowed(tree, node, legal_at(tree, node), at_root)
 
     if opts.selection == "puct":
-        def select(key, tree, node, depth):
+        def select(key, tree, node, depth, at_root):
             # mctx masks invalid actions at depth 0 only; present every node's
             # disallowed actions as the "root" mask and call it with depth 0.
-            masked = tree.replace(root_invalid_actions=(~allowed_at(tree, node)).astype(jnp.float32))
+            masked = tree.replace(
+                root_invalid_actions=(~allowed_at(tree, node, at_root)).astype(jnp.float32)
+            )
             return mctx.muzero_action_selection(
                 key, masked, node, 0,
-                pb_c_init=opts.pb_c_init, pb_c_base=opts.pb_c_base, qtransform=qt,
+                pb_c_init=opts.pb_c_init, pb_c_base=opts.pb_c_base,
+                qtransform=qtransform(opts, solver, at_root),
             )
     elif opts.selection == "uct":
         c = opts.uct_c * (opts.value_max - opts.value_min)
 
-        def select(key, tree, node, depth):
-            return _uct_selection(key, tree, node, allowed_at(tree, node), c, solver.qvalues)
+        def select(key, tree, node, depth, at_root):
+            qvalues = functools.partial(solver.qvalues, at_root=at_root)
+            return _uct_selection(key, tree, node, allowed_at(tree, node, at_root), c, qvalues)
     else:
-        def select(key, tree, node, depth):
-            # The root's disallowed actions count as invalid there.
-            tree = tree.replace(root_invalid_actions=(~allowed_at(tree, ROOT)).astype(jnp.float32))
-            root_action = mctx.gumbel_muzero_root_action_selection(
-                key, tree, node,
-                num_simulations=num_simulations,
-                max_num_considered_actions=opts.max_num_considered_actions,
-                qtransform=qt,
-            )
+        def select(key, tree, node, depth, at_root):
+            qt = qtransform(opts, solver, at_root)
+            if at_root:
+                # The root's disallowed actions count as invalid there.
+                tree = tree.replace(
+                    root_invalid_actions=(~allowed_at(tree, ROOT, True)).astype(jnp.float32)
+                )
+                return mctx.gumbel_muzero_root_action_selection(
+                    key, tree, node,
+                    num_simulations=num_simulations,
+                    max_num_considered_actions=opts.max_num_considered_actions,
+                    qtransform=qt,
+                )
             # Interior: deterministic, and never picks an illegal action: their
             # probability is 0 while some legal action scores > 0.
-            interior = mctx.gumbel_muzero_interior_action_selection(
-                key, tree, node, depth, qtransform=qt
-            )
-            return jnp.where(depth == 0, root_action, interior)
+            return mctx.gumbel_muzero_interior_action_selection(key, tree, node, depth, qtransform=qt)
 
     return select
 
@@ -133,10 +141,10 @@ def descend(key, tree: mctx.Tree, select, max_depth: int) -> Path:
     def cond(s):
         return s[5]
 
-    def body(s):
+    def step(s, at_root: bool):
         key, node, depth, _, _, _, nodes, actions = s
         key, select_key = jax.random.split(key)
-        action = select(select_key, tree, node, depth)
+        action = select(select_key, tree, node, depth, at_root)
         child = tree.children_index[node, action]
         unexpanded = child == UNVISITED
         actions = actions.at[depth].set(action)
@@ -157,7 +165,10 @@ def descend(key, tree: mctx.Tree, select, max_depth: int) -> Path:
         jnp.full(size, NO_PARENT, jnp.int32).at[0].set(ROOT),
         jnp.full(size, -1, jnp.int32),
     )
-    _, node, depth, action, expand, _, nodes, actions = jax.lax.while_loop(cond, body, init)
+    # The root's level, then the levels below it in a loop.
+    state = step(init, at_root=True)
+    state = jax.lax.while_loop(cond, functools.partial(step, at_root=False), state)
+    _, node, depth, action, expand, _, nodes, actions = state
     # The edges taken, in one gather after the loop rather than one per level.
     taken = jnp.arange(size) < depth
     edge_nodes, edge_actions = jnp.maximum(nodes, 0), jnp.maximum(actions, 0)

@@ -71,13 +71,15 @@ class NoSolver:
         upper = jnp.where(env.done, 0.0, WIN).astype(jnp.float32)
         return lower, upper
 
-    def allowed(self, tree: mctx.Tree, node, legal) -> jax.Array:
-        """``bool[A]``: the actions selection may take at ``node``."""
-        del tree, node
+    def allowed(self, tree: mctx.Tree, node, legal, at_root: bool) -> jax.Array:
+        """``bool[A]``: the actions selection may take at ``node`` (the root
+        if ``at_root``, a static flag)."""
+        del tree, node, at_root
         return legal
 
-    def qvalues(self, tree: mctx.Tree, node) -> jax.Array:
+    def qvalues(self, tree: mctx.Tree, node, at_root: bool) -> jax.Array:
         """``float32[A]``: the Q-values selection sees at ``node``."""
+        del at_root
         return tree.qvalues(node)
 
     def root_qvalues(self, tree: mctx.Tree) -> jax.Array:
@@ -126,17 +128,19 @@ class ScoreBoundsSolver:
         upper = jnp.where(env.done, 0.0, jnp.where(lost, LOSS, WIN))
         return lower.astype(jnp.float32), upper.astype(jnp.float32)
 
-    def allowed(self, tree: mctx.Tree, node, legal) -> jax.Array:
+    def allowed(self, tree: mctx.Tree, node, legal, at_root: bool) -> jax.Array:
         """Legal actions not proven worse than another action of ``node``:
         their upper bound reaches the node's lower bound (always at least
-        one).  At the root also no action proven to lose while some legal
-        action is not (MCTS-Solver's rule; below the root a proven loss that
-        is not dominated stays selectable, so the means keep counting the
-        opponent's blunders).  ``bool[A]``."""
+        one).  At the root (``at_root``, static) also no action proven to
+        lose while some legal action is not (MCTS-Solver's rule; below the
+        root a proven loss that is not dominated stays selectable, so the
+        means keep counting the opponent's blunders).  ``bool[A]``."""
         _, upper = edge_bounds(tree, node)
         allowed = legal & (upper >= tree.extra_data.value_lower[node])
+        if not at_root:
+            return allowed
         not_lost = allowed & (upper > LOSS)
-        return jnp.where((node == ROOT) & jnp.any(not_lost), not_lost, allowed)
+        return jnp.where(jnp.any(not_lost), not_lost, allowed)
 
     def root_qvalues(self, tree: mctx.Tree) -> jax.Array:
         """The root's ``Q(root, a)`` ``float32[A]`` with the proofs applied:
@@ -149,9 +153,10 @@ class ScoreBoundsSolver:
         fallible opponent goes wrong."""
         return self._proven_qvalues(tree, ROOT)
 
-    def qvalues(self, tree: mctx.Tree, node) -> jax.Array:
-        """``float32[A]``: :meth:`root_qvalues` at the root, the means below."""
-        return jnp.where(node == ROOT, self._proven_qvalues(tree, node), tree.qvalues(node))
+    def qvalues(self, tree: mctx.Tree, node, at_root: bool) -> jax.Array:
+        """``float32[A]``: :meth:`root_qvalues` at the root (``at_root``,
+        static), the means below."""
+        return self._proven_qvalues(tree, node) if at_root else tree.qvalues(node)
 
     def _proven_qvalues(self, tree: mctx.Tree, node) -> jax.Array:
         q = tree.qvalues(node)
@@ -212,7 +217,7 @@ class ScoreBoundsSolver:
         if there is one, else a proven win if there is one."""
         game = env.game
         lower, _ = edge_bounds(tree, ROOT)
-        playable = self.allowed(tree, ROOT, legal)
+        playable = self.allowed(tree, ROOT, legal, at_root=True)
         proven_win = playable & (lower >= WIN)
         wins_now = game.winning_moves(env) & legal
         return jnp.where(
