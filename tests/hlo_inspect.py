@@ -120,3 +120,29 @@ def whole_array_ops(
         if i.opcode in opcodes and any(size in d for d in i.dims())
     ]
     return loops, ops
+
+
+def launched_loops(text: str, size: int) -> tuple[list[Instruction], list[Instruction]]:
+    """``(hoisted, launched)``: the loops nested in the outermost loops that
+    carry a ``size``-long axis (the loop over simulations), whose own state
+    holds such an axis too (loops that read the tree: the descent, the
+    solver's proofs), split into those XLA's CPU compiler turned into a
+    single kernel (a ``call`` marked ``xla_cpu_small_call``) and those whose
+    every iteration launches its kernels one by one."""
+    comps = parse(text)
+    outer = loops_carrying(comps, size)
+    inside = reachable(comps, [name for w in outer for name in called(w)])
+    small = {
+        name
+        for c in comps.values()
+        for i in c
+        if i.opcode == "call" and 'xla_cpu_small_call="true"' in i.text
+        for name in called(i)
+    }
+    hoisted_inside = reachable(comps, sorted(small))
+    nested = [
+        i for c in sorted(inside) for i in comps[c]
+        if i.opcode == "while" and any(size in d for d in i.dims())
+    ]
+    hoisted = [w for w in nested if w.computation in hoisted_inside]
+    return hoisted, [w for w in nested if w.computation not in hoisted_inside]

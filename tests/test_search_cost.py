@@ -11,6 +11,7 @@ array.
 from __future__ import annotations
 
 import dataclasses
+import functools
 
 import chex
 import jax
@@ -22,20 +23,26 @@ from c4jax import connect4 as c4
 from c4jax.search.options import options_from_kwargs
 from c4jax.search.search import _search_batch
 
-from hlo_inspect import whole_array_ops
+from hlo_inspect import launched_loops, whole_array_ops
 
 CAPACITY = 4001
 SIMULATIONS = 16  # the trip count does not change the program's shape
 
 
-def _compiled_text(batch: int, reused: bool, **options) -> str:
+@functools.cache
+def _compiled_text(batch: int, reused: bool, capacity: int = CAPACITY, **options) -> str:
+    """The optimized HLO of the search (cached: the tests share it)."""
     envs = jax.tree.map(lambda x: jnp.stack([x] * batch), c4.from_moves("44"))
     keys = jax.random.split(jax.random.key(0), batch)
-    tree = c4jax.empty_tree(envs, CAPACITY) if reused else None
+    tree = c4jax.empty_tree(envs, capacity) if reused else None
     opts = dataclasses.replace(
-        options_from_kwargs(options), capacity=CAPACITY, max_depth=c4.make().max_plies
+        options_from_kwargs(options), capacity=capacity, max_depth=c4.make().max_plies
     )
     return _search_batch.lower(keys, envs, tree, opts, SIMULATIONS).compile().as_text()
+
+
+def _descent_loops(loops):
+    return [w for w in loops if "/descent/" in w.text]
 
 
 CASES = [
@@ -50,11 +57,33 @@ CASES = [
 
 @pytest.mark.parametrize("batch,selection,solver,reused", CASES)
 def test_no_whole_tree_copy_or_select_inside_the_simulation_loop(batch, selection, solver, reused):
-    text = _compiled_text(batch, reused, selection=selection, solver=solver)
+    text = _compiled_text(batch, reused, CAPACITY, selection=selection, solver=solver)
     loops, ops = whole_array_ops(text, CAPACITY)
     # Exactly one loop carries the tree: the loop over simulations.
     assert len(loops) == 1, [w.text[:200] for w in loops]
     assert ops == [], "\n".join(f"{o.opcode} {o.shape} in {o.computation}" for o in ops[:20])
+
+
+@pytest.mark.parametrize("capacity,selection,solver,reused", [
+    (capacity, selection, solver, reused)
+    for (batch, selection, solver, reused) in CASES
+    if batch == 1 and selection != "gumbel"
+    for capacity in (CAPACITY,)
+] + [(64_001, "puct", True, True)])
+def test_the_descent_is_compiled_into_one_kernel_at_batch_one(capacity, selection, solver, reused):
+    """At batch 1, XLA's CPU compiler runs the descent loop (PUCT, UCT) as one
+    compiled kernel (a call marked ``xla_cpu_small_call``), at any capacity:
+    its cost model counts the bytes the loop reads, which are a few rows of
+    the tree (dynamic slices), not whole tree arrays (c4jax.search.solver's
+    ``_at``).  A loop whose iterations launch their kernels one by one costs
+    about two dozen kernel launches per level, the main cost of a deep search
+    on the CPU (benchmarks/kernels_per_simulation.py).  (Gumbel's interior
+    rule reads more of each node and is not; neither is a batch > 1, where
+    every read is a gather.)"""
+    text = _compiled_text(1, reused, capacity, selection=selection, solver=solver)
+    hoisted, launched = launched_loops(text, capacity)
+    assert len(_descent_loops(hoisted)) == 1, [w.text[:160] for w in hoisted + launched]
+    assert _descent_loops(launched) == []
 
 
 def test_the_inspection_finds_the_copy_of_a_read_then_write_loop():

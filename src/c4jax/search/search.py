@@ -21,7 +21,13 @@ node capacity ``N``.  Each simulation applies the previous one's writes first
 and then only reads (:mod:`c4jax.search.tree`), so XLA updates every tree
 buffer in place; there is no whole-tree ``select`` or ``copy`` inside the loop
 over simulations (tested on the compiled program).  A finished game's row
-runs the loop with its writes dropped.
+runs the loop with its writes dropped.  On the CPU the cost of a simulation
+is mostly the launch overhead of its small XLA kernels, so two things keep
+their number down: the random numbers come from the same Threefry generator
+with its hash unrolled into one fused kernel (:mod:`c4jax.search.prng`, bit
+for bit the user's numbers), and at batch 1 the descent reads only rows of
+the tree, so that XLA compiles the whole descent loop into one kernel
+(PUCT, UCT; tested) instead of launching a dozen kernels per level.
 
 Capacity: the tree holds ``capacity`` nodes (default ``num_simulations + 1``;
 a reused tree keeps its own).  When it is full, a simulation that would
@@ -48,6 +54,7 @@ import mctx
 from c4jax.env import Env
 from c4jax.search.backup import backup
 from c4jax.search.expansion import expand
+from c4jax.search.prng import search_keys
 from c4jax.search.options import SearchOptions, options_from_kwargs
 from c4jax.search.output import SearchOutput, search_output
 from c4jax.search.selection import descend, make_selection
@@ -204,6 +211,7 @@ def run_mcts(
 
 @functools.partial(jax.jit, static_argnames=("opts", "num_simulations"))
 def _search_batch(keys, envs, tree, opts: SearchOptions, num_simulations: int) -> SearchOutput:
+    keys = search_keys(keys)  # the same numbers, drawn by fused kernels
     if tree is None:
         return jax.vmap(lambda k, e: _search_one(k, e, None, opts, num_simulations))(keys, envs)
     return jax.vmap(lambda k, e, t: _search_one(k, e, t, opts, num_simulations))(keys, envs, tree)

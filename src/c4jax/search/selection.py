@@ -167,7 +167,9 @@ def descend(key, tree: mctx.Tree, select, max_depth: int) -> Path:
     )
     # The root's level, then the levels below it in a loop.
     state = step(init, at_root=True)
-    state = jax.lax.while_loop(cond, functools.partial(step, at_root=False), state)
+    # The scope names the loop in the compiled program (tests/test_search_cost.py).
+    with jax.named_scope("descent"):
+        state = jax.lax.while_loop(cond, functools.partial(step, at_root=False), state)
     _, node, depth, action, expand, _, nodes, actions = state
     # The edges taken, in one gather after the loop rather than one per level.
     taken = jnp.arange(size) < depth

@@ -56,9 +56,28 @@ def edge_bounds(tree: mctx.Tree, node) -> tuple[jax.Array, jax.Array]:
     d = tree.children_discounts[node]
     expanded = child != UNVISITED
     known = ~expanded & (tree.children_visits[node] > 0) & (d == 0.0)
-    lower = jnp.where(expanded, r + d * extra.value_upper[safe], jnp.where(known, r, LOSS))
-    upper = jnp.where(expanded, r + d * extra.value_lower[safe], jnp.where(known, r, WIN))
+    lower = jnp.where(expanded, r + d * _at(extra.value_upper, safe), jnp.where(known, r, LOSS))
+    upper = jnp.where(expanded, r + d * _at(extra.value_lower, safe), jnp.where(known, r, WIN))
     return lower, upper
+
+
+# Up to this many actions, a node's children are read one index at a time.
+_SCALAR_READS_UP_TO = 16
+
+
+def _at(values: jax.Array, index: jax.Array) -> jax.Array:
+    """``values[index]`` for ``index`` ``int32[A]``.
+
+    With few actions, as ``A`` single-element reads: XLA compiles a one-index
+    read as a dynamic slice, which its CPU cost model counts at the size read,
+    where it counts a many-index gather at the size of the whole ``[N]``
+    array.  That count decides whether XLA compiles the descent loop into one
+    kernel (the loop then costs no kernel launches per level) or launches a
+    dozen small kernels per level (:mod:`c4jax.search.selection`).  Same
+    values either way."""
+    if index.shape[-1] > _SCALAR_READS_UP_TO:
+        return values[index]
+    return jnp.stack([values[index[a]] for a in range(index.shape[-1])])
 
 
 @dataclasses.dataclass(frozen=True)
