@@ -66,18 +66,36 @@ _SCALAR_READS_UP_TO = 16
 
 
 def _at(values: jax.Array, index: jax.Array) -> jax.Array:
-    """``values[index]`` for ``index`` ``int32[A]``.
+    """``values[index]`` for ``values`` ``[N]`` and ``index`` ``int32[A]``.
 
-    With few actions, as ``A`` single-element reads: XLA compiles a one-index
-    read as a dynamic slice, which its CPU cost model counts at the size read,
-    where it counts a many-index gather at the size of the whole ``[N]``
-    array.  That count decides whether XLA compiles the descent loop into one
-    kernel (the loop then costs no kernel launches per level) or launches a
-    dozen small kernels per level (:mod:`c4jax.search.selection`).  Same
-    values either way."""
+    For one game (unbatched, or a batch of one) with few actions, read as
+    ``A`` single-element reads: XLA compiles a one-index read as a dynamic
+    slice, which its CPU cost model counts at the size read, where it counts
+    a many-index gather at the size of the whole ``[N]`` array.  That count
+    decides whether XLA compiles the descent loop into one kernel (no kernel
+    launches per level) or launches a dozen small kernels per level
+    (tests/test_search_cost.py).  A batch of several games is read with one
+    gather (fewer kernels there).  Same values either way."""
+    return _read_children(values, index)
+
+
+@jax.custom_batching.custom_vmap
+def _read_children(values, index):
     if index.shape[-1] > _SCALAR_READS_UP_TO:
         return values[index]
     return jnp.stack([values[index[a]] for a in range(index.shape[-1])])
+
+
+@_read_children.def_vmap
+def _read_children_batched(axis_size, in_batched, values, index):
+    values_batched, index_batched = in_batched
+    if axis_size == 1:
+        one = _read_children(
+            values[0] if values_batched else values, index[0] if index_batched else index
+        )
+        return one[None], True
+    read = jax.vmap(lambda v, i: v[i], in_axes=(0 if values_batched else None, 0 if index_batched else None))
+    return read(values, index), True
 
 
 @dataclasses.dataclass(frozen=True)
