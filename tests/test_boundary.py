@@ -84,7 +84,7 @@ def test_read_games_rejects_malformed_records(tmp_path):
 
 def test_search_boundary_errors_are_clear_value_errors():
     env = c4.env_reset()
-    for key in (None, jnp.array([0.5, 0.5]), jnp.array([1, 2], jnp.int32)):
+    for key in (None, "abc", jnp.array([0.5, 0.5]), jnp.array([1, 2], jnp.int32), jnp.zeros(3, jnp.uint32)):
         with pytest.raises(ValueError, match="PRNG key"):
             c4jax.run_mcts(key, env, 4)
     for bad in (dict(value_min="a"), dict(value_max=float("inf")), dict(pb_c_init=True)):
@@ -111,3 +111,19 @@ def test_cli_rejects_unusable_simulation_counts(argv, message, capsys):
     code = main(argv)
     err = capsys.readouterr().err
     assert code == 2 and message in err and "Traceback" not in err
+
+
+def test_a_raw_key_of_the_default_implementation_is_accepted():
+    """``jax.random.PRNGKey`` under ``jax_default_prng_impl="rbg"`` is a
+    uint32[4] key (found by a new user: it used to be refused as the wrong
+    shape); a threefry-shaped raw key is then refused, naming the shape."""
+    env = ttt.env_reset()
+    before = jax.config.jax_default_prng_impl
+    jax.config.update("jax_default_prng_impl", "rbg")
+    try:
+        out = c4jax.run_mcts(jax.random.PRNGKey(0), env, 6)
+        assert int(out.visit_counts.sum()) == 6
+        with pytest.raises(ValueError, match=r"uint32\[4\]"):
+            c4jax.run_mcts(jnp.zeros(2, jnp.uint32), env, 6)
+    finally:
+        jax.config.update("jax_default_prng_impl", before)

@@ -84,9 +84,13 @@ def _is_key_batch(key: jax.Array) -> bool:
         if key.ndim > 1:
             raise ValueError(f"key must be one PRNG key or a [B] batch of keys; got shape {key.shape}")
         return key.ndim == 1
-    if key.ndim not in (1, 2) or key.shape[-1] != 2:
+    # A raw key (jax.random.PRNGKey) has the default implementation's key
+    # shape: uint32[2] for threefry, uint32[4] for rbg.
+    raw = jax.eval_shape(lambda: jax.random.PRNGKey(0)).shape[-1]
+    if key.ndim not in (1, 2) or key.shape[-1] != raw:
         raise ValueError(
-            f"key must be a PRNG key (jax.random.key or PRNGKey) or a batch of them; got shape {key.shape}"
+            f"key must be a PRNG key (jax.random.key or PRNGKey: uint32[{raw}] with the default "
+            f"implementation) or a batch of them; got shape {key.shape}"
         )
     return key.ndim == 2
 
@@ -105,7 +109,9 @@ def run_mcts(
       key: a PRNG key (consumed), or a ``[B]`` batch of keys, one per game.
         With one key and a batch of games, game ``b`` uses
         ``jax.random.split(key, B)[b]``, so batch row ``b`` equals the
-        unbatched search of game ``b`` with that key.
+        unbatched search of game ``b`` with that key (for threefry keys, the
+        default: jax's ``rbg`` keys draw other numbers under ``vmap`` than
+        alone).
       env: an :class:`~c4jax.env.Env` of any game and size, unbatched or with
         one leading batch axis ``[B]`` (finished games may be mixed in).
       num_simulations: simulations per game, a Python ``int >= 1``.
@@ -147,7 +153,13 @@ def run_mcts(
     batch = envs.ply.shape[0]
     if key is None:
         raise ValueError("key must be a PRNG key (jax.random.key(seed)); got None")
-    key = jnp.asarray(key) if not isinstance(key, jax.Array) else key
+    if not isinstance(key, jax.Array):
+        try:
+            key = jnp.asarray(key)
+        except TypeError:
+            raise ValueError(
+                f"key must be a PRNG key (jax.random.key(seed)); got {type(key).__name__} {key!r:.40}"
+            ) from None
     if _is_key_batch(key):
         if single or key.shape[0] != batch:
             raise ValueError(
