@@ -17,6 +17,8 @@ _CALLED = re.compile(
 _BRANCHES = re.compile(r"branch_computations=\{([^}]*)\}")
 _INSTR = re.compile(r"^\s*(?:ROOT\s+)?%?([\w.\-]+)\s*=\s*(.*)$")
 _DIMS = re.compile(r"\[([\d,]*)\]")
+# The named scope of the search's loop over simulations (c4jax.search.search).
+SIMULATIONS_SCOPE = "simulations"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -92,16 +94,24 @@ def reachable(comps: dict[str, list[Instruction]], roots: list[str]) -> set[str]
     return seen
 
 
-def loops_carrying(comps: dict[str, list[Instruction]], size: int) -> list[Instruction]:
+def in_scope(instr: Instruction, scope: str) -> bool:
+    """Whether ``instr`` is the op of ``jax.named_scope(scope)`` itself (its
+    op_name ends in ``scope/<op>``; ``vmap`` writes ``vmap(scope)/<op>``)."""
+    return re.search(rf'[/(]{re.escape(scope)}\)?/{re.escape(instr.opcode)}"', instr.text) is not None
+
+
+def loops_carrying(comps: dict[str, list[Instruction]], size: int, scope: str | None = None) -> list[Instruction]:
     """The outermost ``while`` instructions whose state holds an array with a
-    dimension ``size`` (e.g. the node capacity)."""
+    dimension ``size`` (e.g. the node capacity); with ``scope``, only the
+    loops named so (``jax.named_scope``)."""
     whiles = [i for c in comps.values() for i in c if i.opcode == "while"]
     with_size = [w for w in whiles if any(size in d for d in w.dims())]
     inner: set[str] = set()
     for w in with_size:
         body = reachable(comps, called(w))
         inner |= {i.name for c in body for i in comps[c] if i.opcode == "while"}
-    return [w for w in with_size if w.name not in inner]
+    outer = [w for w in with_size if w.name not in inner]
+    return outer if scope is None else [w for w in outer if in_scope(w, scope)]
 
 
 def whole_array_ops(
@@ -111,7 +121,7 @@ def whole_array_ops(
     axis, and the instructions with one of ``opcodes`` whose result has that
     axis, anywhere inside those loops (nested loops and fusions included)."""
     comps = parse(text)
-    loops = loops_carrying(comps, size)
+    loops = loops_carrying(comps, size, SIMULATIONS_SCOPE)
     inside = reachable(comps, [name for w in loops for name in called(w)])
     ops = [
         i
@@ -130,7 +140,7 @@ def launched_loops(text: str, size: int) -> tuple[list[Instruction], list[Instru
     single kernel (a ``call`` marked ``xla_cpu_small_call``) and those whose
     every iteration launches its kernels one by one."""
     comps = parse(text)
-    outer = loops_carrying(comps, size)
+    outer = loops_carrying(comps, size, SIMULATIONS_SCOPE)
     inside = reachable(comps, [name for w in outer for name in called(w)])
     small = {
         name
@@ -146,3 +156,29 @@ def launched_loops(text: str, size: int) -> tuple[list[Instruction], list[Instru
     ]
     hoisted = [w for w in nested if w.computation in hoisted_inside]
     return hoisted, [w for w in nested if w.computation not in hoisted_inside]
+
+
+def gathers_from(text: str, size: int) -> list[Instruction]:
+    """The ``gather`` instructions inside the loops nested in the loop over
+    simulations (see :func:`launched_loops`: the descent, the solver's
+    proofs), nested loops and fusions included, whose operand has a
+    ``size``-long axis (a tree array)."""
+    comps = parse(text)
+    outer = loops_carrying(comps, size, SIMULATIONS_SCOPE)
+    inside = reachable(comps, [name for w in outer for name in called(w)])
+    nested = [
+        i for c in sorted(inside) for i in comps[c]
+        if i.opcode == "while" and any(size in d for d in i.dims())
+    ]
+    within = reachable(comps, [name for w in nested for name in called(w)])
+    found = []
+    for c in sorted(within):
+        shapes = {i.name: i for i in comps[c]}
+        for i in comps[c]:
+            if i.opcode != "gather":
+                continue
+            operand = re.search(r"gather\(%?([\w.\-]+)", i.text)
+            source = shapes.get(operand.group(1)) if operand else None
+            if source is not None and any(size in d for d in source.dims()):
+                found.append(i)
+    return found

@@ -530,6 +530,28 @@ def test_same_key_same_result_and_batch_rows_equal_single_games():
     chex.assert_trees_all_equal(a, c)
 
 
+@pytest.mark.parametrize("options", [{}, {"selection": "uct", "solver": False}, {"selection": "gumbel"}])
+def test_a_batch_reading_its_nodes_in_turn_or_with_gathers_builds_the_same_trees(monkeypatch, options):
+    """On the CPU a batch reads its nodes one game after another
+    (c4jax.search.tree.node_view); on other platforms with gathers.  Both
+    give the same trees (the gathers' form checked here on the CPU)."""
+    from c4jax.search import tree as tree_module
+
+    envs = stack([c4.from_moves(m) for m in ["", "4453", "121212"]])
+    key = jax.random.key(5)
+    in_turn = c4jax.run_mcts(key, envs, 40, capacity=45, **options)
+    monkeypatch.setattr(tree_module, "IN_TURN_PLATFORMS", ())
+    # Another capacity, so that this is a compile of its own; 40 simulations
+    # fill neither tree, so the first 45 nodes are the whole comparison.
+    gathered = c4jax.run_mcts(key, envs, 40, capacity=46, **options)
+    chex.assert_trees_all_equal(
+        in_turn.replace(search_tree=None), gathered.replace(search_tree=None)
+    )
+    cut = jax.tree.map(lambda x: x[:, :45] if x.ndim >= 2 and x.shape[1] == 46 else x, gathered.search_tree)
+    chex.assert_trees_all_equal(in_turn.search_tree, cut)
+    assert int(jnp.sum(gathered.search_tree.node_visits[:, 45:])) == 0
+
+
 def test_jitted_search_compiles_once():
     @jax.jit
     @chex.assert_max_traces(n=1)

@@ -23,7 +23,7 @@ from c4jax import connect4 as c4
 from c4jax.search.options import options_from_kwargs
 from c4jax.search.search import _search_batch
 
-from hlo_inspect import launched_loops, whole_array_ops
+from hlo_inspect import gathers_from, launched_loops, whole_array_ops
 
 CAPACITY = 4001
 SIMULATIONS = 16  # the trip count does not change the program's shape
@@ -86,6 +86,30 @@ def test_the_descent_is_compiled_into_one_kernel_at_batch_one(capacity, selectio
     assert _descent_loops(launched) == []
 
 
+@pytest.mark.parametrize("batch,selection,solver,reused", [c for c in CASES if c[0] > 1])
+def test_a_batch_reads_its_nodes_without_gathers_from_the_tree(batch, selection, solver, reused):
+    """At a batch of several games the descent and the solver's proofs read
+    each node's rows one game after another (c4jax.search.tree.node_view),
+    not with gathers from the batched tree arrays: XLA's CPU cost model
+    counts such a gather at the size of the whole array and, once the tree is
+    large, splits it across threads, a cost per level that grew with the
+    capacity (benchmarks/scaling.py, batch 64).  The control: with the
+    one-game-at-a-time reads switched off, the gathers are there."""
+    text = _compiled_text(batch, reused, CAPACITY, selection=selection, solver=solver)
+    found = gathers_from(text, CAPACITY)
+    assert found == [], "\n".join(f"{g.computation}: {g.text[:160]}" for g in found[:10])
+
+
+def test_the_inspection_finds_the_gathers_of_a_batched_descent(monkeypatch):
+    from c4jax.search import tree as tree_module
+
+    monkeypatch.setattr(tree_module, "IN_TURN_PLATFORMS", ())
+    envs = jax.tree.map(lambda x: jnp.stack([x] * 2), c4.from_moves("44"))
+    opts = dataclasses.replace(options_from_kwargs({}), capacity=CAPACITY, max_depth=c4.make().max_plies)
+    text = _search_batch.lower(jax.random.split(jax.random.key(0), 2), envs, None, opts, 3).compile().as_text()
+    assert len(gathers_from(text, CAPACITY)) > 0
+
+
 def test_the_inspection_finds_the_copy_of_a_read_then_write_loop():
     """The control (the toy of shared/notes/search-cost.md): a loop step that
     descends 8 levels reading a tree-sized buffer and then writes it is
@@ -112,7 +136,8 @@ def test_the_inspection_finds_the_copy_of_a_read_then_write_loop():
                 return vals, kids, idx
 
             init = (vals, kids, jnp.int32(CAPACITY))
-            return jax.lax.fori_loop(0, 100, body, init)[0].sum()
+            with jax.named_scope("simulations"):  # as the search names its loop
+                return jax.lax.fori_loop(0, 100, body, init)[0].sum()
 
         return jax.jit(jax.vmap(one)).lower(jnp.zeros(1)).compile().as_text()
 

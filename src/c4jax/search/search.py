@@ -22,12 +22,18 @@ and then only reads (:mod:`c4jax.search.tree`), so XLA updates every tree
 buffer in place; there is no whole-tree ``select`` or ``copy`` inside the loop
 over simulations (tested on the compiled program).  A finished game's row
 runs the loop with its writes dropped.  On the CPU the cost of a simulation
-is mostly the launch overhead of its small XLA kernels, so two things keep
-their number down: the random numbers come from the same Threefry generator
-with its hash unrolled into one fused kernel (:mod:`c4jax.search.prng`, bit
-for bit the user's numbers), and at batch 1 the descent reads only rows of
-the tree, so that XLA compiles the whole descent loop into one kernel
-(PUCT, UCT; tested) instead of launching a dozen kernels per level.
+is mostly the launch overhead of its small XLA kernels, so three things keep
+it down: the random numbers come from the same Threefry generator with its
+hash unrolled into one fused kernel (:mod:`c4jax.search.prng`, bit for bit
+the user's numbers); every read of a node goes through one node view
+(:func:`c4jax.search.tree.node_view`: dynamic slices of its rows, selection
+and the solver read the view at a static index), so that at batch 1 XLA
+compiles the whole descent loop into one kernel (PUCT, UCT; tested) instead
+of launching a dozen kernels per level; and at a batch of several games the
+view's reads run one game after another in one small kernel, not as gathers
+that XLA's CPU cost model counts at the size of the whole batched tree and
+splits across threads once it is large (a cost that grew with the
+capacity; tested).
 
 Capacity: the tree holds ``capacity`` nodes (default ``num_simulations + 1``;
 a reused tree keeps its own).  When it is full, a simulation that would
@@ -296,6 +302,8 @@ def _search_one(key, env: Env, tree, opts: SearchOptions, num_simulations: int) 
         return key, tree, pending, next_free + (active & expansion.new_node).astype(jnp.int32)
 
     init = (search_key, tree, no_update(tree, opts.max_depth + 1), next_free)
-    _, tree, pending, _ = jax.lax.fori_loop(0, num_simulations, simulation, init)
+    # The scope names the loop in the compiled program (tests/test_search_cost.py).
+    with jax.named_scope("simulations"):
+        _, tree, pending, _ = jax.lax.fori_loop(0, num_simulations, simulation, init)
     tree = apply_update(tree, pending)
     return search_output(action_key, tree, env, opts, solver)

@@ -8,7 +8,9 @@ node, not only at the root as in mctx.  The rules are mctx's own functions
 (PUCT: ``mctx.muzero_action_selection``; Gumbel: ``mctx.gumbel_muzero_*``)
 and UCT (Kocsis & Szepesvari 2006) on mctx's ``Tree``.
 
-The descent only reads the tree.  It records the path, ``S = max_depth + 1``
+The descent only reads the tree, one node view per level
+(:func:`~c4jax.search.tree.node_view`): the selection rule sees a tree of one
+node, at index 0.  It records the path, ``S = max_depth + 1``
 entries: the node at each depth, the action taken there and the reward and
 discount of that edge, so that the backup needs no walk up the parents.
 """
@@ -23,7 +25,7 @@ import jax.numpy as jnp
 import mctx
 
 from c4jax.search.options import SearchOptions
-from c4jax.search.tree import NO_PARENT, ROOT, UNVISITED, legal_at
+from c4jax.search.tree import NO_PARENT, ROOT, UNVISITED, legal_at, node_view
 
 __all__ = ["Path", "descend", "make_selection", "qtransform"]
 
@@ -136,7 +138,6 @@ class Path:
 def descend(key, tree: mctx.Tree, select, max_depth: int) -> Path:
     """The selection phase of one simulation (reads the tree only)."""
     size = max_depth + 1
-    done = tree.embeddings.done
 
     def cond(s):
         return s[5]
@@ -144,15 +145,17 @@ def descend(key, tree: mctx.Tree, select, max_depth: int) -> Path:
     def step(s, at_root: bool):
         key, node, depth, _, _, _, nodes, actions = s
         key, select_key = jax.random.split(key)
-        action = select(select_key, tree, node, depth, at_root)
-        child = tree.children_index[node, action]
+        view, children_done = node_view(tree, node)
+        action = select(select_key, view, 0, depth, at_root)
+        child = view.children_index[0, action]
         unexpanded = child == UNVISITED
         actions = actions.at[depth].set(action)
         child_depth = depth + 1
         node = jnp.where(unexpanded, node, child)
         depth = jnp.where(unexpanded, depth, child_depth)
-        nodes = jnp.where(unexpanded, nodes, nodes.at[child_depth].set(child))
-        stop = unexpanded | done[jnp.maximum(child, 0)] | (child_depth >= max_depth)
+        # (Past the depth reached every entry is NO_PARENT.)
+        nodes = nodes.at[child_depth].set(jnp.where(unexpanded, NO_PARENT, child))
+        stop = unexpanded | children_done[action] | (child_depth >= max_depth)
         return key, node, depth, action, unexpanded, ~stop, nodes, actions
 
     init = (

@@ -25,7 +25,9 @@ which one they have.
   ``[0, 0]`` for finished games and ``[-1, 1]`` otherwise.
 
 Shapes are for one game (the search is vmapped over the batch): ``A``
-actions, ``S = max_depth + 1`` path entries.
+actions, ``S = max_depth + 1`` path entries.  The methods that take a
+``(tree, node)`` pair read a node view (:func:`c4jax.search.tree.node_view`,
+``node`` 0); those that take the whole tree read its root's view themselves.
 """
 
 from __future__ import annotations
@@ -37,65 +39,27 @@ import jax.numpy as jnp
 import mctx
 
 from c4jax.env import Env
-from c4jax.search.tree import LOSS, ROOT, UNVISITED, WIN, legal_at
+from c4jax.search.tree import LOSS, ROOT, UNVISITED, WIN, legal_at, node_view
 from c4jax.values import _swap_mover
 
 __all__ = ["NoSolver", "ScoreBoundsSolver", "make_solver", "edge_bounds"]
 
 
-def edge_bounds(tree: mctx.Tree, node) -> tuple[jax.Array, jax.Array]:
-    """Proven bounds ``float32[A]`` on ``Q(node, a)`` for the player to move:
-    ``r + discount * [child's bounds]`` (discounts are -1 or 0, so the child's
-    upper bound gives the edge's lower one); ``[-1, 1]`` for an unexpanded
-    action, except that a visited unexpanded edge into a finished game (a
-    full tree) is worth its reward exactly."""
-    child = tree.children_index[node]
-    safe = jnp.maximum(child, 0)
-    extra = tree.extra_data
-    r = tree.children_rewards[node]
-    d = tree.children_discounts[node]
-    expanded = child != UNVISITED
-    known = ~expanded & (tree.children_visits[node] > 0) & (d == 0.0)
-    lower = jnp.where(expanded, r + d * _at(extra.value_upper, safe), jnp.where(known, r, LOSS))
-    upper = jnp.where(expanded, r + d * _at(extra.value_lower, safe), jnp.where(known, r, WIN))
+def edge_bounds(view: mctx.Tree, node) -> tuple[jax.Array, jax.Array]:
+    """Proven bounds ``float32[A]`` on ``Q(node, a)`` for the player to move,
+    from a node view (:func:`~c4jax.search.tree.node_view`, ``node`` 0):
+    ``r + discount * [child's bounds]`` (discounts are -1 or 0, so the
+    child's upper bound gives the edge's lower one); ``[-1, 1]`` for an
+    unexpanded action, except that a visited unexpanded edge into a finished
+    game (a full tree) is worth its reward exactly."""
+    extra = view.extra_data
+    r = view.children_rewards[node]
+    d = view.children_discounts[node]
+    expanded = view.children_index[node] != UNVISITED
+    known = ~expanded & (view.children_visits[node] > 0) & (d == 0.0)
+    lower = jnp.where(expanded, r + d * extra.children_upper[node], jnp.where(known, r, LOSS))
+    upper = jnp.where(expanded, r + d * extra.children_lower[node], jnp.where(known, r, WIN))
     return lower, upper
-
-
-# Up to this many actions, a node's children are read one index at a time.
-_SCALAR_READS_UP_TO = 16
-
-
-def _at(values: jax.Array, index: jax.Array) -> jax.Array:
-    """``values[index]`` for ``values`` ``[N]`` and ``index`` ``int32[A]``.
-
-    For one game (unbatched, or a batch of one) with few actions, read as
-    ``A`` single-element reads: XLA compiles a one-index read as a dynamic
-    slice, which its CPU cost model counts at the size read, where it counts
-    a many-index gather at the size of the whole ``[N]`` array.  That count
-    decides whether XLA compiles the descent loop into one kernel (no kernel
-    launches per level) or launches a dozen small kernels per level
-    (tests/test_search_cost.py).  A batch of several games is read with one
-    gather (fewer kernels there).  Same values either way."""
-    return _read_children(values, index)
-
-
-@jax.custom_batching.custom_vmap
-def _read_children(values, index):
-    if index.shape[-1] > _SCALAR_READS_UP_TO:
-        return values[index]
-    return jnp.stack([values[index[a]] for a in range(index.shape[-1])])
-
-
-@_read_children.def_vmap
-def _read_children_batched(axis_size, in_batched, values, index):
-    values_batched, index_batched = in_batched
-    if axis_size == 1:
-        one = _read_children(
-            values[0] if values_batched else values, index[0] if index_batched else index
-        )
-        return one[None], True
-    read = jax.vmap(lambda v, i: v[i], in_axes=(0 if values_batched else None, 0 if index_batched else None))
-    return read(values, index), True
 
 
 @dataclasses.dataclass(frozen=True)
@@ -166,9 +130,9 @@ class ScoreBoundsSolver:
         return lower.astype(jnp.float32), upper.astype(jnp.float32)
 
     def allowed(self, tree: mctx.Tree, node, legal, at_root: bool) -> jax.Array:
-        """Legal actions not proven worse than another action of ``node``:
-        their upper bound reaches the node's lower bound (always at least
-        one).  At the root (``at_root``, static) also no action proven to
+        """Legal actions not proven worse than another action of ``node``
+        (``tree``: a node view): their upper bound reaches the node's lower
+        bound (always at least one).  At the root (``at_root``, static) also no action proven to
         lose while some legal action is not (MCTS-Solver's rule; below the
         root a proven loss that is not dominated stays selectable, so the
         means keep counting the opponent's blunders).  ``bool[A]``."""
@@ -188,11 +152,11 @@ class ScoreBoundsSolver:
         against the proven move.  In a root proven lost (every action loses)
         the means are kept too: they rank the losing moves by how often a
         fallible opponent goes wrong."""
-        return self._proven_qvalues(tree, ROOT)
+        return self._proven_qvalues(node_view(tree, ROOT)[0], 0)
 
     def qvalues(self, tree: mctx.Tree, node, at_root: bool) -> jax.Array:
         """``float32[A]``: :meth:`root_qvalues` at the root (``at_root``,
-        static), the means below."""
+        static), the means below (``tree``: a node view)."""
         return self._proven_qvalues(tree, node) if at_root else tree.qvalues(node)
 
     def _proven_qvalues(self, tree: mctx.Tree, node) -> jax.Array:
@@ -225,9 +189,9 @@ class ScoreBoundsSolver:
 
         def body(s):
             j, _, lower, upper = s
-            node = path_nodes[j]
-            legal = legal_at(tree, node)
-            e_lo, e_hi = edge_bounds(tree, node)
+            view, _ = node_view(tree, path_nodes[j])
+            legal = legal_at(view, 0)
+            e_lo, e_hi = edge_bounds(view, 0)
             a = jnp.maximum(path_actions[j], 0)
             jc = jnp.minimum(j + 1, size - 1)
             # The path's child: its bounds as just recomputed.
@@ -253,8 +217,9 @@ class ScoreBoundsSolver:
         """``bool[A]``: never a move proven worse than another; a win in one
         if there is one, else a proven win if there is one."""
         game = env.game
-        lower, _ = edge_bounds(tree, ROOT)
-        playable = self.allowed(tree, ROOT, legal, at_root=True)
+        view, _ = node_view(tree, ROOT)
+        lower, _ = edge_bounds(view, 0)
+        playable = self.allowed(view, 0, legal, at_root=True)
         proven_win = playable & (lower >= WIN)
         wins_now = game.winning_moves(env) & legal
         return jnp.where(
@@ -269,7 +234,7 @@ class ScoreBoundsSolver:
 
     def qvalue_bounds(self, tree: mctx.Tree) -> tuple[jax.Array, jax.Array]:
         """``float32[A]``: what was proven about each root action."""
-        return edge_bounds(tree, ROOT)
+        return edge_bounds(node_view(tree, ROOT)[0], 0)
 
 
 def make_solver(solver: bool) -> NoSolver | ScoreBoundsSolver:

@@ -18,9 +18,18 @@ it returns its writes as a :class:`TreeUpdate`, a few scalars and
 ``[max_depth + 1]`` path vectors, and the next simulation applies them with
 :func:`apply_update` *before* it reads anything.  Within one loop step every
 write then precedes every read, and each buffer is updated in place.
+
+How nodes are read: selection and the solver read a node through
+:func:`node_view`, a one-node :class:`mctx.Tree` of its rows (dynamic slices;
+no arithmetic on tree-sized arrays), so that mctx's functions read it at the
+static index 0.  Under ``vmap`` a batch of games reads its views one game
+after another on the CPU, in one small kernel, instead of with gathers whose
+cost XLA's CPU compiler counts at the size of the whole batched tree.
 """
 
 from __future__ import annotations
+
+import math
 
 import chex
 import jax
@@ -45,6 +54,8 @@ __all__ = [
     "masked_prior",
     "new_tree",
     "no_update",
+    "NodeViewData",
+    "node_view",
     "same_position",
 ]
 
@@ -84,6 +95,203 @@ class TreeExtraData:
 def gather(tree_like, index):
     """Entry ``index`` of every leaf of a pytree (e.g. one node's ``Env``)."""
     return jax.tree.map(lambda x: x[index], tree_like)
+
+
+# On these platforms a batch of games reads its node views one game after
+# another (node_view); elsewhere (GPU, TPU), where gathers are cheap and a loop
+# over the games is not, with gathers.
+IN_TURN_PLATFORMS = ("cpu",)
+# One game reads the entries of a node's children one element at a time up to
+# this many actions (one gather for wider nodes).
+_ELEMENT_READS_UP_TO = 16
+# A loop that reads a batch's rows one game at a time holds at most about this
+# many bytes of reads and writes per game: XLA's CPU compiler compiles a loop
+# into one kernel only if its cost model counts under 1,024 bytes for the body
+# (SmallWhileLoopHoistingPass), so the rows are read in several loops if need
+# be.  (Measured: one row of A float32 costs about 8 A + 4 bytes.)
+_BYTES_PER_LOOP = 640
+
+
+def _read_row(x: jax.Array, index, game) -> jax.Array:
+    """``x[index]``, or ``x[game, index]`` for a batched ``x`` (``game`` not
+    None), as one dynamic slice."""
+    lead = () if game is None else (game,)
+    k = len(lead)
+    starts = lead + (index,) + (0,) * (x.ndim - k - 1)
+    sizes = (1,) * (k + 1) + x.shape[k + 1:]
+    return jax.lax.dynamic_slice(x, starts, sizes).reshape(x.shape[k + 1:])
+
+
+def _read_of_game(arrays, index):
+    """One game's reads of each of ``arrays`` (``[N, ...]``): its row at
+    ``index`` (``int32[]``), or, for ``index`` ``int32[A]``, its entries at
+    each of them (an element read each, or one gather for wide nodes)."""
+    if index.ndim == 0:
+        return [_read_row(x, index, None) for x in arrays]
+    if index.shape[0] > _ELEMENT_READS_UP_TO:
+        return [x[index] for x in arrays]
+    return [jnp.stack([_read_row(x, index[a], None) for a in range(index.shape[0])]) for x in arrays]
+
+
+@jax.custom_batching.custom_vmap
+def _read(arrays, index):
+    """``_read_of_game``; a batch of games: see ``_read_batch``."""
+    return _read_of_game(arrays, index)
+
+
+def _row_loops(arrays, batched) -> list[list[int]]:
+    """The positions of ``arrays`` split into groups whose row reads and
+    writes for one game stay under ``_BYTES_PER_LOOP`` (one loop each)."""
+    groups, used = [[]], 8
+    for i, (x, b) in enumerate(zip(arrays, batched)):
+        cost = 2 * math.prod(x.shape[2 if b else 1:]) * x.dtype.itemsize + 8
+        if groups[-1] and used + cost > _BYTES_PER_LOOP:
+            groups.append([])
+            used = 8
+        groups[-1].append(i)
+        used += cost
+    return groups
+
+
+def _rows_in_turn(arrays, batched, index, index_batched, num_games):
+    """Rows of a batch: per group of arrays, a loop over the games."""
+    out = [None] * len(arrays)
+    for group in _row_loops(arrays, batched):
+
+        def body(g, acc, group=group):
+            i = jax.lax.dynamic_index_in_dim(index, g, keepdims=False) if index_batched else index
+            got = [_read_row(arrays[k], i, g if batched[k] else None) for k in group]
+            return [jax.lax.dynamic_update_index_in_dim(o, r, g, 0) for o, r in zip(acc, got)]
+
+        init = [jnp.zeros((num_games,) + arrays[k].shape[2 if batched[k] else 1:], arrays[k].dtype) for k in group]
+        for k, r in zip(group, jax.lax.fori_loop(0, num_games, body, init)):
+            out[k] = r
+    return out
+
+
+def _entries_in_turn(arrays, batched, index, index_batched, num_games):
+    """Entries of a batch (``index`` ``[B, A]`` or ``[A]``): one loop over
+    (game, action) pairs, one element of each array per step."""
+    width = index.shape[-1]
+
+    def body(step, acc):
+        g, a = step // width, step % width
+        at = (g, a) if index_batched else (a,)
+        i = jax.lax.dynamic_slice(index, at, (1,) * index.ndim).reshape(())
+        got = [_read_row(x, i, g if b else None) for x, b in zip(arrays, batched)]
+        return [
+            jax.lax.dynamic_update_slice(o, r.reshape((1, 1) + r.shape), (g, a) + (0,) * r.ndim)
+            for o, r in zip(acc, got)
+        ]
+
+    init = [jnp.zeros((num_games, width) + x.shape[2 if b else 1:], x.dtype) for x, b in zip(arrays, batched)]
+    return jax.lax.fori_loop(0, num_games * width, body, init)
+
+
+@_read.def_vmap
+def _read_batch(axis_size, in_batched, arrays, index):
+    """A batch of games.  On the CPU (``IN_TURN_PLATFORMS``): one game after
+    another, in loops of dynamic slices small enough that XLA compiles each
+    into one kernel.  The batched form, a gather per array, is what XLA's CPU
+    cost model counts at the size of the whole batched tree; once that is
+    large it splits each gather across threads, a cost per read that grew
+    with the capacity.  Elsewhere (GPU, TPU: gathers are cheap there and a
+    loop over the games is not), and for rows too wide for one loop: gathers.
+    A batch of one reads with neither."""
+    arrays_b, index_b = in_batched
+    entries = index.ndim == (2 if index_b else 1)
+
+    if axis_size == 1:
+        game_arrays = [jax.lax.dynamic_index_in_dim(x, 0, keepdims=False) if b else x
+                       for x, b in zip(arrays, arrays_b)]
+        out = [x[None] for x in _read_of_game(game_arrays, index[0] if index_b else index)]
+        return out, [True] * len(out)
+
+    def gathers(arrays, index):
+        axes = ([0 if b else None for b in arrays_b], 0 if index_b else None)
+        return jax.vmap(_read_of_game, in_axes=axes, axis_size=axis_size)(arrays, index)
+
+    def in_turn(arrays, index):
+        read = _entries_in_turn if entries else _rows_in_turn
+        return read(arrays, arrays_b, index, index_b, axis_size)
+
+    row_cost = max(2 * math.prod(x.shape[2 if b else 1:]) * x.dtype.itemsize + 8 for x, b in zip(arrays, arrays_b))
+    if (not entries and row_cost + 8 > _BYTES_PER_LOOP) or not IN_TURN_PLATFORMS:
+        out = gathers(arrays, index)
+    else:
+        out = jax.lax.platform_dependent(arrays, index, default=gathers, **{p: in_turn for p in IN_TURN_PLATFORMS})
+    return out, [True] * len(out)
+
+
+# The arrays of the tree that node_view reads a row of at the node (besides
+# the node's own bounds; at its children it reads their bounds and done flags).
+_NODE_FIELDS = (
+    "node_visits", "raw_values", "node_values", "children_index", "children_prior_logits",
+    "children_values", "children_visits", "children_rewards", "children_discounts",
+)
+
+
+def _read_node(node_arrays, child_arrays, node):
+    """The rows of ``node_arrays`` at ``node`` and the entries of
+    ``child_arrays`` at its children (``children_index`` is
+    ``node_arrays[3]``)."""
+    rows = _read(node_arrays, jnp.asarray(node, jnp.int32))
+    return rows, _read(child_arrays, jnp.maximum(rows[3], 0))
+
+
+@chex.dataclass(frozen=True)
+class NodeViewData:
+    """``extra_data`` of a node view (:func:`node_view`).
+
+    root_gumbel: ``float32[A]``, as in :class:`TreeExtraData`.
+    value_lower, value_upper: ``float32[1]``, the node's proven bounds.
+    children_lower, children_upper: ``float32[1, A]``, its children's proven
+      bounds (meaningless for an unexpanded action).
+    """
+
+    root_gumbel: jax.Array
+    value_lower: jax.Array
+    value_upper: jax.Array
+    children_lower: jax.Array
+    children_upper: jax.Array
+
+
+def node_view(tree: mctx.Tree, node) -> tuple[mctx.Tree, jax.Array]:
+    """What selection and the solver read of one node: ``(view,
+    children_done)``.
+
+    ``view`` is an :class:`mctx.Tree` of one node, ``node`` at index 0: its
+    ``children_*`` rows (``children_index`` holds the children's indices in
+    ``tree``), its visit count and values, the root fields, and in
+    :class:`NodeViewData` its proven bounds and its children's.  mctx's
+    selection functions, Q transforms and ``Tree.qvalues`` read it at the
+    static index 0 as they read ``tree`` at ``node``.  ``children_done``
+    (``bool[A]``): which children are finished games.
+
+    Unbatched (the search is vmapped).  Every read is a dynamic slice of one
+    row or one element; under ``vmap`` on the CPU a batch of games reads them
+    one game after another (see ``_read_batch``), so that reading a node
+    costs the same at any capacity."""
+    extra = tree.extra_data
+    node_arrays = [getattr(tree, f) for f in _NODE_FIELDS] + [extra.value_lower, extra.value_upper]
+    child_arrays = [extra.value_lower, extra.value_upper, tree.embeddings.done]
+    rows, (child_lower, child_upper, child_done) = _read_node(node_arrays, child_arrays, node)
+    row = dict(zip(_NODE_FIELDS + ("value_lower", "value_upper"), rows))
+    view = mctx.Tree(
+        **{f: row[f][None] for f in _NODE_FIELDS},
+        parents=jnp.full((1,), NO_PARENT, jnp.int32),
+        action_from_parent=jnp.full((1,), NO_PARENT, jnp.int32),
+        embeddings=None,
+        root_invalid_actions=tree.root_invalid_actions,
+        extra_data=NodeViewData(
+            root_gumbel=extra.root_gumbel,
+            value_lower=row["value_lower"][None],
+            value_upper=row["value_upper"][None],
+            children_lower=child_lower[None],
+            children_upper=child_upper[None],
+        ),
+    )
+    return view, (row["children_index"] != UNVISITED) & child_done
 
 
 def legal_at(tree: mctx.Tree, node) -> jax.Array:
