@@ -136,27 +136,63 @@ class Path:
 
 
 def descend(key, tree: mctx.Tree, select, max_depth: int) -> Path:
-    """The selection phase of one simulation (reads the tree only)."""
+    """The selection phase of one simulation (reads the tree only).
+
+    Each level reads its node through one node view and records the edge
+    taken (action, reward, discount).  Under ``vmap`` the descents of a batch
+    run together; a batch of one runs the unbatched loop on its one game
+    (without the per-row masking of a batched ``while_loop``), which keeps
+    the loop small enough for XLA's CPU compiler to compile into one kernel
+    (tests/test_search_cost.py)."""
+    run = functools.partial(_descend, select=select, max_depth=max_depth)
+
+    @jax.custom_batching.custom_vmap
+    def one_game(key, tree):
+        return run(key, tree)
+
+    @one_game.def_vmap
+    def games(axis_size, in_batched, key, tree):
+        key_batched, tree_batched = in_batched
+        if axis_size == 1:
+            # Every array of the tree keeps its batch axis (of 1): slicing
+            # game 0 out of the tree buffers, which the loop over simulations
+            # updates in place, would make XLA copy them.
+            whole = jax.tree.map(lambda x, b: x if b else x[None], tree, tree_batched)
+            path = run(key[0] if key_batched else key, whole, game=0)
+            path = jax.tree.map(lambda x: x[None], path)
+        else:
+            axes = (0 if key_batched else None, jax.tree.map(lambda b: 0 if b else None, tree_batched))
+            path = jax.vmap(run, in_axes=axes, axis_size=axis_size)(key, tree)
+        return path, jax.tree.map(lambda _: True, path)
+
+    return one_game(key, tree)
+
+
+def _descend(key, tree: mctx.Tree, select, max_depth: int, game: int | None = None) -> Path:
+    """One game's descent (see :func:`descend`); ``game``: read the tree at
+    that batch index (:func:`~c4jax.search.tree.node_view`)."""
     size = max_depth + 1
 
     def cond(s):
         return s[5]
 
     def step(s, at_root: bool):
-        key, node, depth, _, _, _, nodes, actions = s
+        key, node, depth, _, _, _, nodes, actions, rewards, discounts = s
         key, select_key = jax.random.split(key)
-        view, children_done = node_view(tree, node)
+        view, children_done = node_view(tree, node, game)
         action = select(select_key, view, 0, depth, at_root)
         child = view.children_index[0, action]
-        unexpanded = child == UNVISITED
+        taken = child != UNVISITED
         actions = actions.at[depth].set(action)
-        child_depth = depth + 1
-        node = jnp.where(unexpanded, node, child)
-        depth = jnp.where(unexpanded, depth, child_depth)
-        # (Past the depth reached every entry is NO_PARENT.)
-        nodes = nodes.at[child_depth].set(jnp.where(unexpanded, NO_PARENT, child))
-        stop = unexpanded | children_done[action] | (child_depth >= max_depth)
-        return key, node, depth, action, unexpanded, ~stop, nodes, actions
+        # An unexpanded edge's reward and discount are 0 here: the expansion
+        # steps it.  (Past the depth reached every entry is as initialised.)
+        rewards = rewards.at[depth].set(jnp.where(taken, view.children_rewards[0, action], 0.0))
+        discounts = discounts.at[depth].set(jnp.where(taken, view.children_discounts[0, action], 0.0))
+        nodes = nodes.at[depth + 1].set(jnp.where(taken, child, NO_PARENT))
+        go_on = taken & ~children_done[action] & (depth + 1 < max_depth)
+        node = jnp.where(taken, child, node)
+        depth = jnp.where(taken, depth + 1, depth)
+        return key, node, depth, action, ~taken, go_on, nodes, actions, rewards, discounts
 
     init = (
         key,
@@ -167,18 +203,15 @@ def descend(key, tree: mctx.Tree, select, max_depth: int) -> Path:
         jnp.bool_(True),
         jnp.full(size, NO_PARENT, jnp.int32).at[0].set(ROOT),
         jnp.full(size, -1, jnp.int32),
+        jnp.zeros(size, jnp.float32),
+        jnp.zeros(size, jnp.float32),
     )
     # The root's level, then the levels below it in a loop.
     state = step(init, at_root=True)
     # The scope names the loop in the compiled program (tests/test_search_cost.py).
     with jax.named_scope("descent"):
         state = jax.lax.while_loop(cond, functools.partial(step, at_root=False), state)
-    _, node, depth, action, expand, _, nodes, actions = state
-    # The edges taken, in one gather after the loop rather than one per level.
-    taken = jnp.arange(size) < depth
-    edge_nodes, edge_actions = jnp.maximum(nodes, 0), jnp.maximum(actions, 0)
-    rewards = jnp.where(taken, tree.children_rewards[edge_nodes, edge_actions], 0.0)
-    discounts = jnp.where(taken, tree.children_discounts[edge_nodes, edge_actions], 0.0)
+    _, node, depth, action, expand, _, nodes, actions, rewards, discounts = state
     return Path(
         node=node, depth=depth, action=action, expand=expand,
         nodes=nodes, actions=actions, rewards=rewards, discounts=discounts,

@@ -110,6 +110,9 @@ _ELEMENT_READS_UP_TO = 16
 # (SmallWhileLoopHoistingPass), so the rows are read in several loops if need
 # be.  (Measured: one row of A float32 costs about 8 A + 4 bytes.)
 _BYTES_PER_LOOP = 640
+# Entries of up to this many actions are read one game per loop step (fused;
+# measured at 7 actions, not at 9).
+_ENTRIES_PER_STEP = 8
 
 
 def _read_row(x: jax.Array, index, game) -> jax.Array:
@@ -122,15 +125,16 @@ def _read_row(x: jax.Array, index, game) -> jax.Array:
     return jax.lax.dynamic_slice(x, starts, sizes).reshape(x.shape[k + 1:])
 
 
-def _read_of_game(arrays, index):
-    """One game's reads of each of ``arrays`` (``[N, ...]``): its row at
-    ``index`` (``int32[]``), or, for ``index`` ``int32[A]``, its entries at
-    each of them (an element read each, or one gather for wide nodes)."""
+def _read_of_game(arrays, index, game=None):
+    """One game's reads of each of ``arrays`` (``[N, ...]``, or ``[B, N,
+    ...]`` with ``game`` a static batch index): its row at ``index``
+    (``int32[]``), or, for ``index`` ``int32[A]``, its entries at each of
+    them (an element read each, or one gather for wide nodes)."""
     if index.ndim == 0:
-        return [_read_row(x, index, None) for x in arrays]
+        return [_read_row(x, index, game) for x in arrays]
     if index.shape[0] > _ELEMENT_READS_UP_TO:
-        return [x[index] for x in arrays]
-    return [jnp.stack([_read_row(x, index[a], None) for a in range(index.shape[0])]) for x in arrays]
+        return [(x if game is None else x[game])[index] for x in arrays]
+    return [jnp.stack([_read_row(x, index[a], game) for a in range(index.shape[0])]) for x in arrays]
 
 
 @jax.custom_batching.custom_vmap
@@ -170,9 +174,23 @@ def _rows_in_turn(arrays, batched, index, index_batched, num_games):
 
 
 def _entries_in_turn(arrays, batched, index, index_batched, num_games):
-    """Entries of a batch (``index`` ``[B, A]`` or ``[A]``): one loop over
-    (game, action) pairs, one element of each array per step."""
+    """Entries of a batch (``index`` ``[B, A]`` or ``[A]``): a loop over the
+    games reading ``A`` elements of each array per step, for up to
+    ``_ENTRIES_PER_STEP`` actions; else a loop over (game, action) pairs,
+    one element of each array per step (XLA fuses the reads of a few
+    elements into one kernel, not those of many, whose count would then go
+    over the budget of a one-kernel loop)."""
     width = index.shape[-1]
+    if width <= _ENTRIES_PER_STEP:
+
+        def by_game(g, acc):
+            i = jax.lax.dynamic_index_in_dim(index, g, keepdims=False) if index_batched else index
+            got = [jnp.stack([_read_row(x, i[a], g if b else None) for a in range(width)])
+                   for x, b in zip(arrays, batched)]
+            return [jax.lax.dynamic_update_index_in_dim(o, r, g, 0) for o, r in zip(acc, got)]
+
+        init = [jnp.zeros((num_games, width) + x.shape[2 if b else 1:], x.dtype) for x, b in zip(arrays, batched)]
+        return jax.lax.fori_loop(0, num_games, by_game, init)
 
     def body(step, acc):
         g, a = step // width, step % width
@@ -231,11 +249,15 @@ _NODE_FIELDS = (
 )
 
 
-def _read_node(node_arrays, child_arrays, node):
+def _read_node(node_arrays, child_arrays, node, game=None):
     """The rows of ``node_arrays`` at ``node`` and the entries of
     ``child_arrays`` at its children (``children_index`` is
-    ``node_arrays[3]``)."""
-    rows = _read(node_arrays, jnp.asarray(node, jnp.int32))
+    ``node_arrays[3]``); ``game``: see :func:`node_view`."""
+    node = jnp.asarray(node, jnp.int32)
+    if game is not None:
+        rows = _read_of_game(node_arrays, node, game)
+        return rows, _read_of_game(child_arrays, jnp.maximum(rows[3], 0), game)
+    rows = _read(node_arrays, node)
     return rows, _read(child_arrays, jnp.maximum(rows[3], 0))
 
 
@@ -256,7 +278,7 @@ class NodeViewData:
     children_upper: jax.Array
 
 
-def node_view(tree: mctx.Tree, node) -> tuple[mctx.Tree, jax.Array]:
+def node_view(tree: mctx.Tree, node, game: int | None = None) -> tuple[mctx.Tree, jax.Array]:
     """What selection and the solver read of one node: ``(view,
     children_done)``.
 
@@ -268,23 +290,26 @@ def node_view(tree: mctx.Tree, node) -> tuple[mctx.Tree, jax.Array]:
     static index 0 as they read ``tree`` at ``node``.  ``children_done``
     (``bool[A]``): which children are finished games.
 
-    Unbatched (the search is vmapped).  Every read is a dynamic slice of one
-    row or one element; under ``vmap`` on the CPU a batch of games reads them
-    one game after another (see ``_read_batch``), so that reading a node
-    costs the same at any capacity."""
+    ``tree`` is one game's (the search is vmapped); or, with ``game`` (a
+    static int), a batch's with every array batched, read at that game.
+    Every read is a dynamic slice of one row or one element; under ``vmap``
+    on the CPU a batch of games reads them one game after another (see
+    ``_read_batch``), so that reading a node costs the same at any
+    capacity."""
     extra = tree.extra_data
     node_arrays = [getattr(tree, f) for f in _NODE_FIELDS] + [extra.value_lower, extra.value_upper]
     child_arrays = [extra.value_lower, extra.value_upper, tree.embeddings.done]
-    rows, (child_lower, child_upper, child_done) = _read_node(node_arrays, child_arrays, node)
+    rows, (child_lower, child_upper, child_done) = _read_node(node_arrays, child_arrays, node, game)
+    root = (lambda x: x) if game is None else (lambda x: x[game])  # noqa: E731
     row = dict(zip(_NODE_FIELDS + ("value_lower", "value_upper"), rows))
     view = mctx.Tree(
         **{f: row[f][None] for f in _NODE_FIELDS},
         parents=jnp.full((1,), NO_PARENT, jnp.int32),
         action_from_parent=jnp.full((1,), NO_PARENT, jnp.int32),
         embeddings=None,
-        root_invalid_actions=tree.root_invalid_actions,
+        root_invalid_actions=root(tree.root_invalid_actions),
         extra_data=NodeViewData(
-            root_gumbel=extra.root_gumbel,
+            root_gumbel=root(extra.root_gumbel),
             value_lower=row["value_lower"][None],
             value_upper=row["value_upper"][None],
             children_lower=child_lower[None],
