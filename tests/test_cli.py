@@ -15,6 +15,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -220,6 +221,21 @@ def test_quit_eof_and_ctrl_c_exit_cleanly(cli_env, how):
     assert text.strip().splitlines()[-1] == (
         f"Stopped: 1 move played ({ai}); result so far: undecided, O to move."
     )
+    assert t.finish() == 0
+
+
+def test_ctrl_c_while_the_ai_thinks_exits_cleanly(cli_env):
+    """Ctrl-C during the AI's own search (compiling or running) ends the game
+    with its summary and exit code 0, not an abort of the interpreter's
+    shutdown while XLA threads run (found by a fresh-user test: SIGABRT,
+    exit 134)."""
+    t = Terminal(cli_env, "--game", "tictactoe", "-n", "100000", "--seed", "2", "--first", "ai")
+    t.child.expect(r"X to move \(ply 0\)")  # the board is shown, the AI's first search begins
+    time.sleep(1.0)  # the AI is compiling or searching its 100,000 simulations
+    t.child.sendintr()
+    idx, text = t.wait()
+    assert idx == 1
+    assert text.strip().splitlines()[-1] == "Stopped: 0 moves played (none); result so far: undecided, X to move."
     assert t.finish() == 0
 
 

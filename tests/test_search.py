@@ -622,6 +622,7 @@ def test_bad_options_raise_value_errors_naming_allowed_values():
     [
         dict(selection="uct"),
         dict(selection="gumbel"),
+        dict(selection="gumbel", qtransform="min_max"),  # the solver's proven root Q-values
         dict(prior="heuristic"),
         dict(rollout_policy="heuristic", num_rollouts=2),
         dict(qtransform="parent_and_siblings"),

@@ -786,11 +786,15 @@ def cmd_play(args, con, t_start: float) -> int:
             con.print(f"[bold]{msg}[/bold]")
     except KeyboardInterrupt:
         con.print()
+        interrupted = True
+    else:
+        interrupted = False
     con.print(state.summary(stopped))
-    if ai.busy():
-        # A warm-up search is still running in XLA's threads: leave now
-        # rather than wait for it, and without the interpreter's shutdown,
-        # which aborts while XLA threads are running.
+    if interrupted or ai.busy():
+        # A search may still be running in XLA's threads (a warm-up, or the
+        # AI's own move that Ctrl-C interrupted): leave now rather than wait
+        # for it, and without the interpreter's shutdown, which aborts
+        # (SIGABRT) while XLA threads are running.
         _hard_exit(0)
     return 0
 

@@ -16,7 +16,7 @@ import mctx
 from c4jax.env import Env
 from c4jax.search.options import SearchOptions
 from c4jax.search.selection import qtransform
-from c4jax.search.tree import LOSS, ROOT
+from c4jax.search.tree import LOSS, ROOT, node_view
 
 __all__ = ["SearchOutput", "search_output"]
 
@@ -77,7 +77,7 @@ def search_output(key, tree: mctx.Tree, env: Env, opts: SearchOptions, solver) -
         # g + logits + sigma(q).  mctx keeps only the most visited; when the
         # budget does not divide evenly the last candidates differ by one
         # visit, so we keep those within one visit.
-        completed = qtransform(opts, solver, at_root=True)(tree, ROOT)
+        completed = qtransform(opts, solver, at_root=True)(node_view(tree, ROOT)[0], 0)
         logits = tree.children_prior_logits[ROOT]
         gumbel_score = jnp.maximum(
             -1e9, tree.extra_data.root_gumbel + logits - jnp.max(logits) + completed

@@ -101,18 +101,19 @@ def gather(tree_like, index):
 # another (node_view); elsewhere (GPU, TPU), where gathers are cheap and a loop
 # over the games is not, with gathers.
 IN_TURN_PLATFORMS = ("cpu",)
-# One game reads the entries of a node's children one element at a time up to
-# this many actions (one gather for wider nodes).
-_ELEMENT_READS_UP_TO = 16
+# The entries of up to this many children are read one element at a time (one
+# game) or one game per loop step (a batch): XLA's CPU compiler fuses that many
+# one-element reads into one kernel, not more (measured: fused at 7 and 8
+# actions, not at 9, where one batch-1 search of 1,000 simulations took 2.7x
+# as long as at 8).  Wider nodes: one gather (one game), one (game, action)
+# pair per loop step (a batch).
+_FUSED_READS_UP_TO = 8
 # A loop that reads a batch's rows one game at a time holds at most about this
 # many bytes of reads and writes per game: XLA's CPU compiler compiles a loop
 # into one kernel only if its cost model counts under 1,024 bytes for the body
 # (SmallWhileLoopHoistingPass), so the rows are read in several loops if need
 # be.  (Measured: one row of A float32 costs about 8 A + 4 bytes.)
 _BYTES_PER_LOOP = 640
-# Entries of up to this many actions are read one game per loop step (fused;
-# measured at 7 actions, not at 9).
-_ENTRIES_PER_STEP = 8
 
 
 def _read_row(x: jax.Array, index, game) -> jax.Array:
@@ -132,7 +133,7 @@ def _read_of_game(arrays, index, game=None):
     them (an element read each, or one gather for wide nodes)."""
     if index.ndim == 0:
         return [_read_row(x, index, game) for x in arrays]
-    if index.shape[0] > _ELEMENT_READS_UP_TO:
+    if index.shape[0] > _FUSED_READS_UP_TO:
         return [(x if game is None else x[game])[index] for x in arrays]
     return [jnp.stack([_read_row(x, index[a], game) for a in range(index.shape[0])]) for x in arrays]
 
@@ -176,12 +177,12 @@ def _rows_in_turn(arrays, batched, index, index_batched, num_games):
 def _entries_in_turn(arrays, batched, index, index_batched, num_games):
     """Entries of a batch (``index`` ``[B, A]`` or ``[A]``): a loop over the
     games reading ``A`` elements of each array per step, for up to
-    ``_ENTRIES_PER_STEP`` actions; else a loop over (game, action) pairs,
+    ``_FUSED_READS_UP_TO`` actions; else a loop over (game, action) pairs,
     one element of each array per step (XLA fuses the reads of a few
     elements into one kernel, not those of many, whose count would then go
     over the budget of a one-kernel loop)."""
     width = index.shape[-1]
-    if width <= _ENTRIES_PER_STEP:
+    if width <= _FUSED_READS_UP_TO:
 
         def by_game(g, acc):
             i = jax.lax.dynamic_index_in_dim(index, g, keepdims=False) if index_batched else index
