@@ -112,7 +112,7 @@ _FUSED_READS_UP_TO = 8
 # many bytes of reads and writes per game: XLA's CPU compiler compiles a loop
 # into one kernel only if its cost model counts under 1,024 bytes for the body
 # (SmallWhileLoopHoistingPass), so the rows are read in several loops if need
-# be.  (Measured: one row of A float32 costs about 8 A + 4 bytes.)
+# be (_row_cost).
 _BYTES_PER_LOOP = 640
 
 
@@ -144,12 +144,24 @@ def _read(arrays, index):
     return _read_of_game(arrays, index)
 
 
+def _game_shape(x, batched: bool) -> tuple[int, ...]:
+    """The shape of one row of ``x`` (``[B, N, ...]`` if ``batched``, else
+    ``[N, ...]``)."""
+    return x.shape[2 if batched else 1:]
+
+
+def _row_cost(x, batched: bool) -> int:
+    """Bytes XLA's cost model counts for reading one game's row of ``x`` and
+    writing it out (measured: about 8 A + 4 for a row of A float32)."""
+    return 2 * math.prod(_game_shape(x, batched)) * x.dtype.itemsize + 8
+
+
 def _row_loops(arrays, batched) -> list[list[int]]:
     """The positions of ``arrays`` split into groups whose row reads and
     writes for one game stay under ``_BYTES_PER_LOOP`` (one loop each)."""
     groups, used = [[]], 8
     for i, (x, b) in enumerate(zip(arrays, batched)):
-        cost = 2 * math.prod(x.shape[2 if b else 1:]) * x.dtype.itemsize + 8
+        cost = _row_cost(x, b)
         if groups[-1] and used + cost > _BYTES_PER_LOOP:
             groups.append([])
             used = 8
@@ -168,7 +180,7 @@ def _rows_in_turn(arrays, batched, index, index_batched, num_games):
             got = [_read_row(arrays[k], i, g if batched[k] else None) for k in group]
             return [jax.lax.dynamic_update_index_in_dim(o, r, g, 0) for o, r in zip(acc, got)]
 
-        init = [jnp.zeros((num_games,) + arrays[k].shape[2 if batched[k] else 1:], arrays[k].dtype) for k in group]
+        init = [jnp.zeros((num_games,) + _game_shape(arrays[k], batched[k]), arrays[k].dtype) for k in group]
         for k, r in zip(group, jax.lax.fori_loop(0, num_games, body, init)):
             out[k] = r
     return out
@@ -182,6 +194,7 @@ def _entries_in_turn(arrays, batched, index, index_batched, num_games):
     elements into one kernel, not those of many, whose count would then go
     over the budget of a one-kernel loop)."""
     width = index.shape[-1]
+    init = [jnp.zeros((num_games, width) + _game_shape(x, b), x.dtype) for x, b in zip(arrays, batched)]
     if width <= _FUSED_READS_UP_TO:
 
         def by_game(g, acc):
@@ -190,7 +203,6 @@ def _entries_in_turn(arrays, batched, index, index_batched, num_games):
                    for x, b in zip(arrays, batched)]
             return [jax.lax.dynamic_update_index_in_dim(o, r, g, 0) for o, r in zip(acc, got)]
 
-        init = [jnp.zeros((num_games, width) + x.shape[2 if b else 1:], x.dtype) for x, b in zip(arrays, batched)]
         return jax.lax.fori_loop(0, num_games, by_game, init)
 
     def body(step, acc):
@@ -203,7 +215,6 @@ def _entries_in_turn(arrays, batched, index, index_batched, num_games):
             for o, r in zip(acc, got)
         ]
 
-    init = [jnp.zeros((num_games, width) + x.shape[2 if b else 1:], x.dtype) for x, b in zip(arrays, batched)]
     return jax.lax.fori_loop(0, num_games * width, body, init)
 
 
@@ -234,7 +245,7 @@ def _read_batch(axis_size, in_batched, arrays, index):
         read = _entries_in_turn if entries else _rows_in_turn
         return read(arrays, arrays_b, index, index_b, axis_size)
 
-    row_cost = max(2 * math.prod(x.shape[2 if b else 1:]) * x.dtype.itemsize + 8 for x, b in zip(arrays, arrays_b))
+    row_cost = max(_row_cost(x, b) for x, b in zip(arrays, arrays_b))
     if (not entries and row_cost + 8 > _BYTES_PER_LOOP) or not IN_TURN_PLATFORMS:
         out = gathers(arrays, index)
     else:
