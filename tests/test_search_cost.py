@@ -160,3 +160,22 @@ def test_a_game_played_with_reuse_compiles_the_search_once():
         tree = player.observe(tree, action)
         chex.assert_equal(int(tree.node_visits.shape[1]), 120)
     assert _search_batch._cache_size() - before == 1
+
+
+@pytest.mark.parametrize("batch", [1, 8])
+def test_parallel_lanes_update_the_tree_in_place(batch):
+    """With 8 lanes a step reads the tree (8 descents), then proves the
+    lanes' bounds one after another writing them into the tree: still no
+    whole-tree copy or select in the loop over simulations."""
+    text = _compiled_text(batch, False, CAPACITY, lanes=8)
+    loops, ops = whole_array_ops(text, CAPACITY)
+    assert len(loops) == 1, [w.text[:200] for w in loops]
+    assert ops == [], "\n".join(f"{o.opcode} {o.shape} in {o.computation}" for o in ops[:20])
+
+
+def test_a_lane_descent_is_one_kernel_at_batch_one():
+    """The virtual losses of the earlier lanes keep each descent one kernel."""
+    text = _compiled_text(1, False, CAPACITY, lanes=8)
+    hoisted, launched = launched_loops(text, CAPACITY)
+    assert len(_descent_loops(hoisted)) == 1, [w.text[:160] for w in hoisted + launched]
+    assert _descent_loops(launched) == []

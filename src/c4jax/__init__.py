@@ -5,6 +5,7 @@ Public API (everything else is internal):
 * games: :mod:`c4jax.connect4` (any size, connect-N; ``connect4.make``) and
   :mod:`c4jax.tictactoe`, pure functions over an :class:`Env` pytree;
 * search: :func:`run_mcts` (batched, terminal-aware MCTS on mctx's ``Tree``),
+  :func:`run_mcts_anytime` (the same against a wall-clock budget),
   :class:`SearchOptions`, :class:`SearchOutput`, :class:`TreeExtraData` (the
   solver's bounds in ``search_tree.extra_data``);
 * subtree reuse: :func:`get_subtree`;
@@ -27,7 +28,7 @@ from c4jax.players import (
     random_player,
 )
 from c4jax.reuse import empty_tree, get_subtree
-from c4jax.search import SearchOptions, SearchOutput, TreeExtraData, run_mcts
+from c4jax.search import SearchOptions, SearchOutput, TreeExtraData, run_mcts, run_mcts_anytime
 from c4jax.values import leaf_value, make_recurrent_fn, make_root_fn, prior_logits
 
 __version__ = "0.1.0"
@@ -58,6 +59,7 @@ __all__ = [
     "random_player",
     "read_games",
     "run_mcts",
+    "run_mcts_anytime",
     "tictactoe",
     "write_games",
 ]

@@ -3,8 +3,8 @@ position, run an arena between two players, time the library.
 
 ::
 
-    c4jax play [--game connect4|tictactoe] [--first human|ai] [--simulations N] [--show-search]
-    c4jax analyze MOVES [--simulations N] [--plot visits.png]
+    c4jax play [--game connect4|tictactoe] [--first human|ai] [--simulations N | --think SECONDS] [--show-search]
+    c4jax analyze MOVES [--simulations N | --think SECONDS] [--plot visits.png]
     c4jax arena PLAYER_A PLAYER_B [--games G] [--out games.jsonl]
     c4jax bench [--quick]
 
@@ -28,6 +28,7 @@ _START = time.perf_counter()  # as near the process start as an import gets (c4j
 
 import argparse  # noqa: E402
 import contextlib  # noqa: E402
+import functools  # noqa: E402
 import os  # noqa: E402
 import pathlib  # noqa: E402
 import re  # noqa: E402
@@ -83,6 +84,19 @@ def _simulations(text: str) -> int:
     return value
 
 
+MAX_THINK_SECONDS = 3600.0
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text[:20]!r}") from None
+    if not (0 < value <= MAX_THINK_SECONDS):
+        raise argparse.ArgumentTypeError(f"must be in (0, {MAX_THINK_SECONDS:g}] seconds, got {text[:20]!r}")
+    return value
+
+
 def _int(text: str) -> int:
     try:
         return int(text)
@@ -126,9 +140,15 @@ def _game_parent() -> argparse.ArgumentParser:
 def _search_parent(default_sims: int) -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(add_help=False)
     g = p.add_argument_group("search")
-    g.add_argument(
+    budget = g.add_mutually_exclusive_group()
+    budget.add_argument(
         "--simulations", "-n", type=_simulations, default=default_sims, metavar="N",
         help=f"MCTS simulations per move (default: {default_sims})",
+    )
+    budget.add_argument(
+        "--think", type=_seconds, default=None, metavar="SECONDS",
+        help="think for this many seconds of wall-clock time per search instead "
+        "(c4jax.run_mcts_anytime: chunks of 128 simulations until the time is spent)",
     )
     g.add_argument(
         "--prior", default="uniform", choices=("uniform", "heuristic"),
@@ -153,6 +173,7 @@ examples:
   c4jax play --first ai --show-search         the AI opens and shows its search per move
   c4jax play --game tictactoe --seed 7        tic-tac-toe (cells 1-9, row by row)
   c4jax play --rows 5 --cols 5 --connect 4 -n 400
+  c4jax play --think 0.5                      the AI thinks half a second per move
 
 at the prompt: a column (Connect 4, 1-based) or a cell 1-9 (tic-tac-toe);
   hint   what the AI would play here (a search; nothing is played)
@@ -164,6 +185,7 @@ ANALYZE_EPILOG = """\
 examples:
   c4jax analyze 4453                           Connect 4 after columns 4, 4, 5, 3 (1-based)
   c4jax analyze 121212 -n 2000                 X to move can win in column 1
+  c4jax analyze 4453 --think 2                 two seconds of thinking instead of a count
   c4jax analyze 1425 --game tictactoe          tic-tac-toe cells 1, 4, 2, 5; X wins at 3
   c4jax analyze "" --plot visits.png           the empty board, visit counts as a bar chart
   c4jax analyze 10,11,3 --cols 12 --rows 8     boards wider than 9 columns: commas
@@ -500,15 +522,17 @@ class _AI:
     """The MCTS side of the terminal game: one jitted search with a tree of
     fixed capacity ``2 N + 2`` kept between moves (subtree reuse)."""
 
-    def __init__(self, game, num_simulations: int, seed: int, options: dict):
+    def __init__(self, game, num_simulations: int, seed: int, options: dict, think: float | None = None):
         import jax
 
         from c4jax.reuse import empty_tree, get_subtree
-        from c4jax.search import run_mcts
+        from c4jax.search import run_mcts, run_mcts_anytime
+        from c4jax.search.anytime import anytime_capacity
 
         self.game = game
         self.n = num_simulations
-        self.capacity = 2 * num_simulations + 2
+        self.think = think
+        self.capacity = anytime_capacity(think, 128) if think else 2 * num_simulations + 2
         self.key = jax.random.key(seed)
 
         def search(key, ply, salt, env, tree):
@@ -516,10 +540,19 @@ class _AI:
             envs = jax.tree.map(lambda x: x[None], env)
             return run_mcts(k, envs, num_simulations, tree=tree, **options)
 
+        def think_search(key, ply, salt, env, tree, seconds=think):
+            k = jax.random.fold_in(jax.random.fold_in(key, ply), salt)
+            envs = jax.tree.map(lambda x: x[None], env)
+            out, self.n = run_mcts_anytime(k, envs, seconds, tree=tree, **options)
+            return out
+
         def fresh(env):
             return empty_tree(jax.tree.map(lambda x: x[None], env), self.capacity)
 
-        self._search = jax.jit(search)
+        # With a time budget, the anytime driver (compiled ahead of time by
+        # itself) replaces the jitted search of a fixed simulation count.
+        self._search = think_search if think else jax.jit(search)
+        self._warm_search = functools.partial(think_search, seconds=0.001) if think else self._search
         self._cut = jax.jit(get_subtree)
         self._fresh = jax.jit(fresh)
         self._legal = jax.jit(game.legal_action_mask)
@@ -538,7 +571,7 @@ class _AI:
         tree = self.tree
 
         def search():
-            jax.block_until_ready(self._search(self.key, 0, 2, env, tree).action)
+            jax.block_until_ready(self._warm_search(self.key, 0, 2, env, tree).action)
 
         def cut():
             jax.block_until_ready(self._cut(tree, 0))
@@ -681,7 +714,7 @@ def cmd_play(args, con, t_start: float) -> int:
     seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(3), "little")
     human = 0 if args.first == "human" else 1
     state = _Game(game, human)
-    ai = _AI(game, args.simulations, seed, _search_options(args))
+    ai = _AI(game, args.simulations, seed, _search_options(args), think=args.think)
     ai.reset(state.env)
     label = _move_label(game)
     n_actions = game.num_actions
@@ -693,7 +726,8 @@ def cmd_play(args, con, t_start: float) -> int:
         f"[bold]c4jax play[/bold]: {gname}. You are [bold]{'XO'[human]}[/bold] and move "
         f"{'first' if human == 0 else 'second'}."
     )
-    con.print(f"The AI is MCTS, {args.simulations} simulations per move (seed {seed}).")
+    per_move = f"{args.think:g} s of thinking" if args.think else f"{args.simulations} simulations"
+    con.print(f"The AI is MCTS, {per_move} per move (seed {seed}).")
     con.print(
         f"Type a {label} 1-{n_actions}, or [bold]hint[/bold], [bold]undo[/bold], "
         "[bold]quit[/bold] (an empty line lists the legal moves)."
@@ -717,7 +751,7 @@ def cmd_play(args, con, t_start: float) -> int:
                 since = f", {time.perf_counter() - t_start:.1f} s after start" if first_ai_move else ""
                 con.print(
                     f"AI ({'XO'[state.to_move]}) plays {label} [bold]{action + 1}[/bold]"
-                    f"  ({args.simulations} simulations in {dt:.2f} s{since})"
+                    f"  ({ai.n} simulations in {dt:.2f} s{since})"
                 )
                 first_ai_move = False
                 ai.played(action)
@@ -825,11 +859,18 @@ def cmd_analyze(args, con, t_start: float) -> int:
         raise UsageError(f"MOVES {args.moves!r} is a finished game: nothing to analyze")
     import jax
 
-    out = run_mcts(jax.random.key(args.seed), env, args.simulations, **_search_options(args))
+    if args.think:
+        from c4jax.search import run_mcts_anytime
+
+        out, sims = run_mcts_anytime(jax.random.key(args.seed), env, args.think, **_search_options(args))
+        done = f"{sims} simulations in {args.think:g} s"
+    else:
+        out = run_mcts(jax.random.key(args.seed), env, args.simulations, **_search_options(args))
+        done = f"{args.simulations} simulations"
     legal = np.asarray(game.legal_action_mask(env))
     con.print(game.render_rich(env))
     mover = "XO"[int(env.to_move)]
-    title = f"{args.simulations} simulations, {mover} to move, value {float(out.value):+.3f}"
+    title = f"{done}, {mover} to move, value {float(out.value):+.3f}"
     con.print(search_table(game, out, legal, title, mover, with_prior=True))
     best = int(out.action)
     con.print(f"Best move: {_move_label(game)} {best + 1}")

@@ -15,6 +15,8 @@ root and the next free index is the number of kept nodes.
 
 from __future__ import annotations
 
+import functools
+
 import math
 
 import jax
@@ -133,6 +135,11 @@ def empty_tree(env, capacity: int) -> mctx.Tree:
     if len(env.batch_shape) != 1:
         raise ValueError(f"env must have one batch axis [B]; got batch shape {env.batch_shape}")
 
+    return _empty_trees(env, capacity)
+
+
+@functools.partial(jax.jit, static_argnames=("capacity",))
+def _empty_trees(env, capacity: int) -> mctx.Tree:
     def one(e):
         logits = jnp.zeros((e.game.num_actions,), jnp.float32)
         tree = new_tree(e, logits, jnp.float32(0), capacity, None, LOSS, WIN)

@@ -4,13 +4,15 @@ One module per stage, as mctx's ``_src/`` reads: :mod:`~c4jax.search.tree`
 (the tree and its pending writes), :mod:`~c4jax.search.options`,
 :mod:`~c4jax.search.selection`, :mod:`~c4jax.search.expansion`,
 :mod:`~c4jax.search.backup`, :mod:`~c4jax.search.solver`,
-:mod:`~c4jax.search.output`, and :mod:`~c4jax.search.search`, the loop over
-simulations.  The public names are re-exported by :mod:`c4jax`.
+:mod:`~c4jax.search.output`, :mod:`~c4jax.search.search`, the loop over
+simulations, and :mod:`~c4jax.search.anytime`, the driver that runs it
+against a clock.  The public names are re-exported by :mod:`c4jax`.
 """
 
+from c4jax.search.anytime import run_mcts_anytime
 from c4jax.search.options import QTRANSFORMS, SELECTIONS, SearchOptions
 from c4jax.search.output import SearchOutput
 from c4jax.search.search import run_mcts
 from c4jax.search.tree import TreeExtraData
 
-__all__ = ["QTRANSFORMS", "SELECTIONS", "SearchOptions", "SearchOutput", "TreeExtraData", "run_mcts"]
+__all__ = ["QTRANSFORMS", "SELECTIONS", "SearchOptions", "SearchOutput", "TreeExtraData", "run_mcts", "run_mcts_anytime"]

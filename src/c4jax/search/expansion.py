@@ -29,7 +29,7 @@ from c4jax.search.selection import Path
 from c4jax.search.tree import gather, masked_prior
 from c4jax.values import leaf_value, prior_logits
 
-__all__ = ["Expansion", "expand"]
+__all__ = ["Expansion", "evaluate_in_turn", "evaluate_leaf", "expand", "share_new_nodes"]
 
 
 @chex.dataclass(frozen=True)
@@ -37,12 +37,17 @@ class Expansion:
     """The result of :func:`expand` (one game).
 
     child_env: the position after ``path.action`` (meaningful if ``path.expand``).
+    leaf_env: the position valued: ``child_env`` if ``path.expand``, else the
+      node the descent stopped at.
     reward, discount: ``float32[]``, of that step (the mover's reward; -1, or
       0 once the game is over).
     value: ``float32[]``, the leaf value: of ``child_env`` if ``path.expand``,
       else of the node the descent stopped at (0 for a finished game).
-    new_node: ``bool[]``, a node was added, at ``index`` (``int32[]``; the
-      capacity ``N`` when none).
+    new_node: ``bool[]``, the leaf is a node added in this step, at ``index``
+      (``int32[]``; the capacity ``N`` when none).
+    creates: ``bool[]``, this simulation adds it (with parallel lanes, of
+      the lanes that stepped the same edge only the first does; the others
+      are visits to it).
     accumulate: ``bool[]``, the tree is full and the edge collects ``value``.
     prior_logits: ``float32[A]``, the new node's prior.
     lower, upper: ``float32[]``, the new node's proven bounds from the position
@@ -50,10 +55,12 @@ class Expansion:
     """
 
     child_env: Env
+    leaf_env: Env
     reward: jax.Array
     discount: jax.Array
     value: jax.Array
     new_node: jax.Array
+    creates: jax.Array
     accumulate: jax.Array
     index: jax.Array
     prior_logits: jax.Array
@@ -61,23 +68,28 @@ class Expansion:
     upper: jax.Array
 
 
-def expand(key, tree: mctx.Tree, path: Path, next_free, opts: SearchOptions, solver) -> Expansion:
+def expand(key, tree: mctx.Tree, path: Path, next_free, opts: SearchOptions, solver,
+           evaluate: bool = True) -> Expansion:
     """Steps and evaluates the leaf of ``path``; ``next_free`` (``int32[]``) is
-    the first unused node index.  ``key`` is consumed by the rollouts."""
+    the first unused node index.  ``key`` is consumed by the rollouts.
+    ``evaluate=False`` (static): no rollouts (``value`` 0; the caller values
+    ``leaf_env``)."""
     capacity = tree.node_visits.shape[0]
     node_env = gather(tree.embeddings, path.node)
     child_env, reward, done = node_env.game.env_step(node_env, jnp.maximum(path.action, 0))
     discount = jnp.where(done, 0.0, -1.0).astype(jnp.float32)
     leaf_env = jax.tree.map(lambda c, n: jnp.where(path.expand, c, n), child_env, node_env)
-    value = leaf_value(key, leaf_env, num_rollouts=opts.num_rollouts, rollout_policy=opts.rollout_policy)
+    value = evaluate_leaf(key, leaf_env, opts) if evaluate else jnp.float32(0)
     new_node = path.expand & (next_free < capacity)
     lower, upper = solver.static_bounds(child_env)
     return Expansion(
         child_env=child_env,
+        leaf_env=leaf_env,
         reward=reward.astype(jnp.float32),
         discount=discount,
         value=value,
         new_node=new_node,
+        creates=new_node,
         accumulate=path.expand & ~new_node,
         index=jnp.where(new_node, next_free, capacity).astype(jnp.int32),
         prior_logits=masked_prior(
@@ -85,4 +97,50 @@ def expand(key, tree: mctx.Tree, path: Path, next_free, opts: SearchOptions, sol
         ),
         lower=lower,
         upper=upper,
+    )
+
+
+def evaluate_leaf(key, env: Env, opts: SearchOptions) -> jax.Array:
+    """``float32[]``: the leaf value of ``env`` for its player to move (the
+    mean of ``opts.num_rollouts`` rollouts, :func:`c4jax.values.leaf_value`)."""
+    return leaf_value(key, env, num_rollouts=opts.num_rollouts, rollout_policy=opts.rollout_policy)
+
+
+def evaluate_in_turn(keys, envs: Env, opts: SearchOptions) -> jax.Array:
+    """``float32[K]``: :func:`evaluate_leaf` of each of ``envs`` (``[K]``),
+    one after another.  A rollout is a loop over plies that XLA's CPU
+    compiler runs as one kernel for one game, but as a dozen kernels per
+    ply for several games at once (the loop body grows past the size it
+    compiles whole), so a step's lanes roll out in turn."""
+    num = keys.shape[0]
+
+    def one(k, values):
+        env = jax.tree.map(lambda x: jax.lax.dynamic_index_in_dim(x, k, keepdims=False), envs)
+        return values.at[k].set(evaluate_leaf(keys[k], env, opts))
+
+    return jax.lax.fori_loop(0, num, one, jnp.zeros(num, jnp.float32))
+
+
+def share_new_nodes(paths: Path, exps: Expansion, next_free, capacity: int, on) -> Expansion:
+    """The expansions of the ``K`` lanes of a step (leading axis ``[K]``;
+    ``on`` ``bool[K]``: the lanes that ran), with their new nodes numbered
+    from ``next_free`` in lane order.  Lanes that stepped the same unexpanded
+    edge share one new node: the first creates it, the others visit it (each
+    with its own rollouts); so no edge is expanded twice and no simulation is
+    lost.  When the tree is full they all collect at the edge."""
+    num_lanes = paths.node.shape[0]
+    stepping = paths.expand & on
+    same_edge = (stepping[:, None] & stepping[None] & (paths.node[:, None] == paths.node[None])
+                 & (paths.action[:, None] == paths.action[None]))
+    earlier = jnp.arange(num_lanes)[None] < jnp.arange(num_lanes)[:, None]  # [k, j]: j < k
+    first = stepping & ~jnp.any(same_edge & earlier, axis=1)
+    creator = jnp.argmax(same_edge, axis=1)  # the first lane of each edge
+    index = next_free + jnp.cumsum(first) - first
+    creates = first & (index < capacity)
+    new_node = stepping & creates[creator]
+    return exps.replace(
+        new_node=new_node,
+        creates=creates,
+        accumulate=stepping & ~new_node,
+        index=jnp.where(new_node, index[creator], capacity).astype(jnp.int32),
     )

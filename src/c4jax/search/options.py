@@ -63,6 +63,16 @@ class SearchOptions:
       ``mctx.muzero_policy``'s).  Why it is on: with plain backups the
       default search kept losing to the perfect tic-tac-toe player at every
       budget up to 6400 simulations (benchmarks/strength/ttt_tables.md).
+    lanes: simulations run together per step on the same tree (tree
+      parallelisation with virtual loss, Chaslot, Winands & van den Herik
+      2008): each step, ``lanes`` descents run one after another, each seeing
+      the earlier ones' paths as visits that lost; their expansions,
+      rollouts and backups then run as one vectorised batch, which amortises
+      the cost of a step.  Lanes that step the same unexpanded edge share the
+      new node; the root's visit count still grows by exactly
+      ``num_simulations`` (the last step runs fewer lanes if ``lanes`` does
+      not divide it).  1: one simulation at a time (mctx's search).  Not
+      with Gumbel.
     """
 
     selection: str = "puct"
@@ -83,6 +93,7 @@ class SearchOptions:
     max_num_considered_actions: int = 16
     gumbel_scale: float = 1.0
     solver: bool = True
+    lanes: int = 1
 
     def validated(self) -> "SearchOptions":
         """Checks every field; returns ``self`` with ``qtransform`` resolved.
@@ -127,7 +138,7 @@ class SearchOptions:
             raise ValueError(
                 f"value_max must be > value_min; got {self.value_min!r}, {self.value_max!r}"
             )
-        for name, lo in (("num_rollouts", 1), ("max_num_considered_actions", 1)):
+        for name, lo in (("num_rollouts", 1), ("max_num_considered_actions", 1), ("lanes", 1)):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v < lo:
                 raise ValueError(f"{name} must be an int >= {lo}; got {v!r}")
@@ -137,6 +148,11 @@ class SearchOptions:
             v = getattr(self, name)
             if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < lo):
                 raise ValueError(f"{name} must be None or an int >= {lo}; got {v!r}")
+        if self.lanes > 1 and self.selection == "gumbel":
+            raise ValueError(
+                f"selection='gumbel' runs one simulation at a time (lanes=1); got lanes={self.lanes} "
+                "(sequential halving plans each simulation's root action)"
+            )
         return dataclasses.replace(self, qtransform=qt)
 
 

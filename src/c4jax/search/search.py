@@ -59,7 +59,7 @@ import mctx
 
 from c4jax.env import Env
 from c4jax.search.backup import backup
-from c4jax.search.expansion import expand
+from c4jax.search.expansion import evaluate_in_turn, expand, share_new_nodes
 from c4jax.search.prng import search_keys
 from c4jax.search.options import SearchOptions, options_from_kwargs
 from c4jax.search.output import SearchOutput, search_output
@@ -146,6 +146,15 @@ def run_mcts(
     Kocsis & Szepesvari 2006 (UCT), Silver et al. 2017 (PUCT), Danihelka et
     al. 2022 (Gumbel), Sutton & Barto 2018 sec. 8.11.
     """
+    keys, envs, tree, opts, single = prepare_search(key, env, num_simulations, tree, options)
+    return unbatch_output(_search_batch(keys, envs, tree, opts, num_simulations), single)
+
+
+def prepare_search(key, env, num_simulations: int, tree, options: dict):
+    """:func:`run_mcts`'s checks at the Python boundary and its batching:
+    ``(keys [B], envs [B], tree or None, opts, single)`` with ``opts``
+    validated and its ``capacity`` and ``max_depth`` resolved.  Raises the
+    ``ValueError`` s that :func:`run_mcts` documents."""
     opts = options_from_kwargs(options)
     if isinstance(num_simulations, bool) or not isinstance(num_simulations, int) or num_simulations < 1:
         raise ValueError(f"num_simulations must be a Python int >= 1; got {num_simulations!r}")
@@ -213,7 +222,12 @@ def run_mcts(
         )
     max_depth = opts.max_depth if opts.max_depth is not None else game.max_plies
     opts = dataclasses.replace(opts, capacity=capacity, max_depth=max_depth)
-    out = _search_batch(keys, envs, tree, opts, num_simulations)
+    return keys, envs, tree, opts, single
+
+
+def unbatch_output(out: SearchOutput, single: bool) -> SearchOutput:
+    """The output of one game (``single``) without its batch axis of one,
+    except ``search_tree``; a batch's unchanged."""
     if single:
         out = out.replace(
             action=out.action[0],
@@ -227,12 +241,24 @@ def run_mcts(
     return out
 
 
-@functools.partial(jax.jit, static_argnames=("opts", "num_simulations"))
-def _search_batch(keys, envs, tree, opts: SearchOptions, num_simulations: int) -> SearchOutput:
+def _search_batch_impl(keys, envs, tree, opts: SearchOptions, num_simulations: int, continuing: bool):
     keys = search_keys(keys)  # the same numbers, drawn by fused kernels
     if tree is None:
-        return jax.vmap(lambda k, e: _search_one(k, e, None, opts, num_simulations))(keys, envs)
-    return jax.vmap(lambda k, e, t: _search_one(k, e, t, opts, num_simulations))(keys, envs, tree)
+        return jax.vmap(lambda k, e: _search_one(k, e, None, opts, num_simulations, False))(keys, envs)
+    return jax.vmap(lambda k, e, t: _search_one(k, e, t, opts, num_simulations, continuing))(keys, envs, tree)
+
+
+_search_batch = jax.jit(
+    functools.partial(_search_batch_impl, continuing=False), static_argnames=("opts", "num_simulations")
+)
+# The anytime driver's later chunks: the tree's root is ``envs`` (the previous
+# chunk searched it), so nothing of tree size is checked or rebuilt, and the
+# tree's buffers are donated: the chunk updates them in place, with no copy.
+continue_batch = jax.jit(
+    functools.partial(_search_batch_impl, continuing=True),
+    static_argnames=("opts", "num_simulations"),
+    donate_argnames=("tree",),
+)
 
 
 # ---------------------------------------------------------------------------
@@ -250,9 +276,11 @@ def _dirichlet(key, logits, legal, fraction, alpha):
     return jnp.where(legal, jnp.log(jnp.maximum(mixed, tiny)), jnp.finfo(jnp.float32).min)
 
 
-def _root_tree(key, noise_key, env: Env, tree, opts: SearchOptions, solver) -> mctx.Tree:
+def _root_tree(key, noise_key, env: Env, tree, opts: SearchOptions, solver, continuing: bool) -> mctx.Tree:
     """The tree to search: a fresh root, or the reused ``tree`` if its root is
-    ``env`` (with this search's root prior, noise and legal mask)."""
+    ``env`` (with this search's root prior, noise and legal mask);
+    ``continuing`` (static): ``tree``'s root is ``env``, unchecked (the
+    anytime driver's chunks)."""
     legal = env.game.legal_action_mask(env)
     logits = prior_logits(env, opts.prior)
     root_gumbel = None
@@ -261,6 +289,11 @@ def _root_tree(key, noise_key, env: Env, tree, opts: SearchOptions, solver) -> m
     elif opts.dirichlet_fraction > 0:
         logits = _dirichlet(noise_key, logits, legal, opts.dirichlet_fraction, opts.dirichlet_alpha)
     logits = masked_prior(logits, legal)
+    if continuing:
+        return tree.replace(  # (never Gumbel: the driver refuses it)
+            root_invalid_actions=(~legal).astype(jnp.float32),
+            children_prior_logits=tree.children_prior_logits.at[ROOT].set(logits),
+        )
     # split(key, 1)[0]: the key make_root_fn gives row 0 of a batch of one.
     value = leaf_value(
         jax.random.split(key, 1)[0], env,
@@ -279,31 +312,71 @@ def _root_tree(key, noise_key, env: Env, tree, opts: SearchOptions, solver) -> m
     return jax.tree.map(lambda t, f: jnp.where(reusable, t, f), tree, fresh)
 
 
-def _search_one(key, env: Env, tree, opts: SearchOptions, num_simulations: int) -> SearchOutput:
+def _descend_lanes(key, tree, select, max_depth: int, lanes: int):
+    """The descents of one step's ``lanes`` lanes, one after another: lane
+    ``k`` counts the paths of lanes ``0..k-1`` as virtual losses.  A
+    :class:`Path` with a leading ``[lanes]`` axis."""
+    size = max_depth + 1
+    num_actions = tree.children_index.shape[-1]
+    keys = jax.random.split(key, lanes)
+    no_edges = jnp.full((size, lanes), -1, jnp.int32)
+
+    def lane(k, acc):
+        edges, paths = acc
+        path = descend(keys[k], tree, select, max_depth, in_flight=edges)
+        paths = jax.tree.map(lambda a, x: a.at[k].set(x), paths, path)
+        taken = jnp.where(path.actions >= 0, path.nodes * num_actions + path.actions, -1)
+        return edges.at[:, k].set(taken), paths
+
+    shapes = jax.eval_shape(lambda: descend(keys[0], tree, select, max_depth, in_flight=no_edges))
+    paths = jax.tree.map(lambda s: jnp.zeros((lanes,) + s.shape, s.dtype), shapes)
+    return jax.lax.fori_loop(0, lanes, lane, (no_edges, paths))[1]
+
+
+def _search_one(key, env: Env, tree, opts: SearchOptions, num_simulations: int, continuing: bool) -> SearchOutput:
     root_key, policy_key = jax.random.split(key)
     action_key, noise_key, search_key = jax.random.split(policy_key, 3)
     solver = make_solver(opts.solver)
-    tree = _root_tree(root_key, noise_key, env, tree, opts, solver)
+    tree = _root_tree(root_key, noise_key, env, tree, opts, solver, continuing)
     next_free = jnp.sum(tree.node_visits > 0).astype(jnp.int32)
     select = make_selection(opts, solver, num_simulations)
     active = ~env.done  # a finished game is not searched: its tree is the root alone
     capacity = opts.capacity
 
-    def simulation(_, state):
+    lanes = opts.lanes
+    lane_ids = jnp.arange(lanes)
+
+    def simulation(step, state):
         key, tree, pending, next_free = state
         # Every write first, then only reads (see c4jax.search.tree).
         tree = apply_update(tree, pending)
         # The key schedule mirrors mctx.search for a batch of one, so that
         # the trees are identical where both searches are correct.
         key, simulate_key, expand_key = jax.random.split(key, 3)
-        path = descend(jax.random.split(simulate_key, 1)[0], tree, select, opts.max_depth)
-        expansion = expand(jax.random.split(expand_key, 1)[0], tree, path, next_free, opts, solver)
-        pending = backup(tree, path, expansion, solver).masked(active, capacity)
-        return key, tree, pending, next_free + (active & expansion.new_node).astype(jnp.int32)
+        if lanes == 1:
+            path = descend(jax.random.split(simulate_key, 1)[0], tree, select, opts.max_depth)
+            expansion = expand(jax.random.split(expand_key, 1)[0], tree, path, next_free, opts, solver)
+            paths, expansions = jax.tree.map(lambda x: x[None], (path, expansion))
+            on = jnp.ones(1, bool)
+        else:
+            # The last step may run fewer lanes; a finished game runs none.
+            on = (lane_ids < num_simulations - step * lanes) & active
+            paths = _descend_lanes(simulate_key, tree, select, opts.max_depth, lanes)
+            expansions = jax.vmap(lambda p: expand(None, tree, p, next_free, opts, solver, evaluate=False))(paths)
+            values = evaluate_in_turn(jax.random.split(expand_key, lanes), expansions.leaf_env, opts)
+            expansions = expansions.replace(value=values)
+            expansions = share_new_nodes(paths, expansions, next_free, capacity, on)
+        update, bounds = backup(tree, paths, expansions, solver, on)
+        if bounds is not None:  # several lanes: the step proved them in place
+            tree = tree.replace(extra_data=tree.extra_data.replace(value_lower=bounds[0], value_upper=bounds[1]))
+        pending = jax.vmap(lambda u: u.masked(active, capacity))(update)
+        added = jnp.sum(active & expansions.creates & on).astype(jnp.int32)
+        return key, tree, pending, next_free + added
 
-    init = (search_key, tree, no_update(tree, opts.max_depth + 1), next_free)
+    num_steps = -(-num_simulations // lanes)
+    init = (search_key, tree, jax.tree.map(lambda x: x[None].repeat(lanes, 0), no_update(tree, opts.max_depth + 1)), next_free)
     # The scope names the loop in the compiled program (tests/test_search_cost.py).
     with jax.named_scope("simulations"):
-        _, tree, pending, _ = jax.lax.fori_loop(0, num_simulations, simulation, init)
+        _, tree, pending, _ = jax.lax.fori_loop(0, num_steps, simulation, init)
     tree = apply_update(tree, pending)
     return search_output(action_key, tree, env, opts, solver)

@@ -94,6 +94,14 @@ class NoSolver:
         del leaf_edge_known, leaf_edge_value
         return lower, upper
 
+    def prove_lanes(self, tree, path_nodes, on_path, path_actions, rewards, discounts, start, leaf,
+                    lower, upper, at_new, leaf_edge_known, leaf_edge_value, new_edges):
+        """The lanes' bounds after a step (here: unchanged; several lanes:
+        the tree's)."""
+        if path_nodes.shape[0] == 1:
+            return lower, upper
+        return tree.extra_data.value_lower, tree.extra_data.value_upper
+
     def playable(self, tree: mctx.Tree, env: Env, legal) -> jax.Array:
         """``bool[A]``: the root actions the output may play."""
         del tree, env
@@ -166,8 +174,56 @@ class ScoreBoundsSolver:
         proven = jnp.where(lower >= WIN, WIN, jnp.where(upper <= LOSS, LOSS, q))
         return jnp.where(lost, q, proven)
 
+    def prove_lanes(self, tree, path_nodes, on_path, path_actions, rewards, discounts, start, leaf,
+                    lower, upper, at_new, leaf_edge_known, leaf_edge_value, new_edges):
+        """The bounds of the ``K`` lanes of a step (every argument with a
+        leading ``[K]``), proved as if their simulations had run one after
+        another: lane ``k`` runs :meth:`prove_path` on the tree's bounds as
+        lanes ``0..k-1`` left them, and sees the edges this step added
+        (``new_edges``: ``(nodes, actions, rewards, discounts, lower, upper,
+        created)``, ``[K]`` each: the new child's bounds from its position)
+        though they are not in the tree yet.  ``lower``, ``upper`` hold the
+        new node's bounds where ``at_new`` (``bool[K, S]``).  Returns the tree's new
+        ``(value_lower, value_upper)``, ``float32[N]`` (updated in place).
+        With one lane: :meth:`prove_path`'s ``(lower, upper)``,
+        ``float32[1, S]``, for the tree update to write."""
+        if path_nodes.shape[0] == 1:
+            lo, hi = self.prove_path(
+                tree, path_nodes[0], path_actions[0], rewards[0], discounts[0], start[0], leaf[0],
+                lower[0], upper[0], leaf_edge_known[0], leaf_edge_value[0],
+            )
+            return lo[None], hi[None]
+        capacity, num_actions = tree.children_index.shape
+        e_node, e_action, e_reward, e_discount, e_lower, e_upper, e_created = new_edges
+        e_hit_lo = e_reward + e_discount * e_upper
+        e_hit_hi = e_reward + e_discount * e_lower
+
+        def overlay(j, node, e_lo, e_hi):
+            hit = (e_created & (e_node == node))[:, None] & (e_action[:, None] == jnp.arange(num_actions))
+            e_lo = jnp.maximum(e_lo, jnp.max(jnp.where(hit, e_hit_lo[:, None], -jnp.inf), axis=0))
+            e_hi = jnp.minimum(e_hi, jnp.min(jnp.where(hit, e_hit_hi[:, None], jnp.inf), axis=0))
+            return e_lo, e_hi
+
+        def lane(k, bounds):
+            value_lower, value_upper = bounds
+            now = tree.replace(extra_data=tree.extra_data.replace(value_lower=value_lower, value_upper=value_upper))
+            nodes = path_nodes[k]
+            safe = jnp.clip(nodes, 0, capacity - 1)
+            # The new node's bounds are its position's; every other node's, the tree's now.
+            lo0 = jnp.where(at_new[k], lower[k], value_lower[safe])
+            hi0 = jnp.where(at_new[k], upper[k], value_upper[safe])
+            lo, hi = self.prove_path(
+                now, nodes, path_actions[k], rewards[k], discounts[k], start[k], leaf[k],
+                lo0, hi0, leaf_edge_known[k], leaf_edge_value[k], overlay=overlay,
+            )
+            index = jnp.where(on_path[k], nodes, capacity)
+            return (value_lower.at[index].set(lo, mode="drop"), value_upper.at[index].set(hi, mode="drop"))
+
+        extra = tree.extra_data
+        return jax.lax.fori_loop(0, path_nodes.shape[0], lane, (extra.value_lower, extra.value_upper))
+
     def prove_path(self, tree, path_nodes, path_actions, rewards, discounts, start, leaf,
-                   lower, upper, leaf_edge_known, leaf_edge_value):
+                   lower, upper, leaf_edge_known, leaf_edge_value, overlay=None):
         """Score bounds of the path's nodes after a simulation, bottom-up.
 
         ``tree`` is the tree before this simulation's writes; what the
@@ -180,6 +236,8 @@ class ScoreBoundsSolver:
         and that value.  Recomputes the bounds of the nodes at depths
         ``start, start - 1, ..., 0`` from their children, stopping at the
         first node whose bounds did not change (its ancestors' cannot either).
+        ``overlay(j, node, e_lo, e_hi) -> (e_lo, e_hi)``: tightens the edge
+        bounds read at depth ``j`` (other lanes' proofs, :meth:`prove_lanes`).
         Returns ``(lower, upper)``, ``float32[S]``, updated.
         """
         size = path_nodes.shape[0]
@@ -192,6 +250,8 @@ class ScoreBoundsSolver:
             view, _ = node_view(tree, path_nodes[j])
             legal = legal_at(view, 0)
             e_lo, e_hi = edge_bounds(view, 0)
+            if overlay is not None:
+                e_lo, e_hi = overlay(j, path_nodes[j], e_lo, e_hi)
             a = jnp.maximum(path_actions[j], 0)
             jc = jnp.minimum(j + 1, size - 1)
             # The path's child: its bounds as just recomputed.

@@ -393,8 +393,11 @@ class TreeUpdate:
     edge_node: ``int32[]``, the node whose edge ``action`` was stepped for the
       first time or again (a full tree): its ``reward``, ``discount``.
     path_nodes: ``int32[S]``, the nodes backed up (``N`` past the leaf): one
-      visit each, new means ``path_values`` and proven bounds ``path_lower``,
-      ``path_upper``, all ``float32[S]``.
+      visit each and new means ``path_values`` ``float32[S]``.
+    bound_nodes: ``int32[S]``, the nodes whose proven bounds become
+      ``path_lower``, ``path_upper`` (``float32[S]``): the path's, or none
+      (``N``) when the step wrote them itself (parallel lanes).
+    With parallel lanes every field has a leading ``[K]`` axis.
     edge_nodes, edge_actions: ``int32[S]``, the edges backed up: one visit
       each and new child values ``edge_values`` ``float32[S]``.
     """
@@ -411,6 +414,7 @@ class TreeUpdate:
     discount: jax.Array
     path_nodes: jax.Array
     path_values: jax.Array
+    bound_nodes: jax.Array
     path_lower: jax.Array
     path_upper: jax.Array
     edge_nodes: jax.Array
@@ -429,6 +433,7 @@ class TreeUpdate:
             link_node=drop(self.link_node, n),
             edge_node=drop(self.edge_node, n),
             path_nodes=drop(self.path_nodes, n),
+            bound_nodes=drop(self.bound_nodes, n),
             edge_nodes=drop(self.edge_nodes, n),
         )
 
@@ -452,6 +457,7 @@ def no_update(tree: mctx.Tree, path_size: int) -> TreeUpdate:
         discount=jnp.float32(0),
         path_nodes=nowhere,
         path_values=zeros,
+        bound_nodes=nowhere,
         path_lower=zeros,
         path_upper=zeros,
         edge_nodes=nowhere,
@@ -479,7 +485,7 @@ def apply_update(tree: mctx.Tree, u: TreeUpdate) -> mctx.Tree:
         children_visits=tree.children_visits.at[u.edge_nodes, u.edge_actions].add(1, **drop),
         children_values=tree.children_values.at[u.edge_nodes, u.edge_actions].set(u.edge_values, **drop),
         extra_data=extra.replace(
-            value_lower=extra.value_lower.at[u.path_nodes].set(u.path_lower, **drop),
-            value_upper=extra.value_upper.at[u.path_nodes].set(u.path_upper, **drop),
+            value_lower=extra.value_lower.at[u.bound_nodes].set(u.path_lower, **drop),
+            value_upper=extra.value_upper.at[u.bound_nodes].set(u.path_upper, **drop),
         ),
     )

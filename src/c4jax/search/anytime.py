@@ -1,0 +1,181 @@
+"""Anytime search: :func:`run_mcts_anytime`, simulations until a wall-clock
+budget is spent.
+
+A host-side driver around the compiled search of :func:`c4jax.run_mcts`: it
+runs chunks of ``chunk`` simulations on the same tree (each chunk continues
+the tree the previous one left, as subtree reuse continues a tree whose root
+is the position searched) until the budget is spent, and returns the last
+chunk's :class:`SearchOutput` and the number of simulations done.  The search
+is compiled ahead of time, once per (shapes, options, chunk), before the clock
+starts: no chunk and no later move compiles (the tree's capacity stays fixed,
+so a game played with subtree reuse compiles once).
+
+Clock: after each chunk the driver stops if the budget is spent, if the next
+chunk (predicted to take as long as the last one) would overrun it, if every
+root is solved (its value proven: more simulations change nothing), or once
+``max_simulations`` are done.  So it overruns the budget by at most the
+misprediction of one chunk, never by more than one chunk's time; at least one
+chunk always runs.  Thinking about time rather than simulations is not
+reproducible from the key alone: the key fixes the numbers of each chunk, the
+clock decides how many chunks run.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import time
+from typing import Any
+
+import jax
+import numpy as np
+
+from c4jax.env import Env
+from c4jax.search.output import SearchOutput
+from c4jax.search.search import _search_batch, continue_batch, prepare_search, unbatch_output
+
+__all__ = ["run_mcts_anytime", "anytime_capacity"]
+
+# An upper bound on the simulations one game gets per second on any machine
+# (a batch of one on a CPU runs 50-60 thousand): sizes the default tree.
+_MAX_SIMULATIONS_PER_SECOND = 100_000
+_MAX_DEFAULT_CAPACITY = 1 << 17
+
+
+def anytime_capacity(seconds: float, chunk: int) -> int:
+    """The default node capacity for a budget of ``seconds``: a power of two
+    (few compiled shapes) with room for every simulation a batch of one can do
+    in that time, at most 131,072 nodes; at least ``2 * chunk + 2``.  A fuller
+    tree still searches correctly (its unexpanded edges collect rollouts)."""
+    want = max(2 * chunk + 2, int(math.ceil(seconds * _MAX_SIMULATIONS_PER_SECOND)))
+    return max(min(1 << (want - 1).bit_length(), _MAX_DEFAULT_CAPACITY), 2 * chunk + 2)
+
+
+_COMPILED: dict = {}
+
+
+def _compiled(keys, envs, tree, opts, chunk: int, continuing: bool):
+    """The search of one chunk, compiled ahead of time (cached by shapes,
+    dtypes and options): the first chunk of a search (``continuing`` False:
+    a fresh or reused tree, as :func:`c4jax.run_mcts`) or a later one (the
+    tree donated and continued)."""
+    args = (keys, envs, tree)
+    sig = (
+        jax.tree.structure(args),
+        tuple((x.shape, x.dtype) for x in jax.tree.leaves(args)),
+        opts,
+        chunk,
+        continuing,
+    )
+    fn = _COMPILED.get(sig)
+    if fn is None:
+        jitted = continue_batch if continuing else _search_batch
+        fn = jitted.lower(keys, envs, tree, opts=opts, num_simulations=chunk).compile()
+        _COMPILED[sig] = fn
+    return fn
+
+
+def compiled_count() -> int:
+    """How many chunk searches the driver has compiled (for tests)."""
+    return len(_COMPILED)
+
+
+def _check_number(name: str, value, low: float, inclusive: bool) -> None:
+    ok = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
+    ok = ok and math.isfinite(float(value)) and (value >= low if inclusive else value > low)
+    if not ok:
+        raise ValueError(f"{name} must be a finite number {'>=' if inclusive else '>'} {low}; got {value!r}")
+
+
+def run_mcts_anytime(
+    key: jax.Array,
+    env: Env,
+    seconds: float,
+    *,
+    tree=None,
+    chunk: int = 128,
+    max_simulations: int | None = None,
+    clock=time.perf_counter,
+    **options: Any,
+) -> tuple[SearchOutput, int]:
+    """Searches ``env`` (one game or a batch) until ``seconds`` of wall-clock
+    time are spent; returns ``(output, num_simulations)``.
+
+    Args:
+      key: a PRNG key or a ``[B]`` batch of keys (as :func:`c4jax.run_mcts`);
+        chunk ``i`` searches with ``jax.random.fold_in(key, i)``.
+      env: an :class:`~c4jax.env.Env`, unbatched or ``[B]``.
+      seconds: the budget, a number > 0 (seconds of wall-clock time from the
+        call, after compilation; compiling the first call of a shape takes
+        a few seconds and is not counted).
+      tree: a tree to continue (subtree reuse, as in :func:`c4jax.run_mcts`);
+        ``None``: an empty tree of ``capacity`` nodes.
+      chunk: simulations per compiled call, an int >= 1: the granularity of
+        the clock (a batch of one on a 2-core CPU: about 2.5 ms per 128).
+      max_simulations: stop once this many are done (an int >= ``chunk``,
+        rounded down to a multiple of ``chunk``), or ``None``.
+      clock: the time source, in seconds (``time.perf_counter``).
+      **options: :class:`SearchOptions` fields.  ``capacity`` defaults to
+        :func:`anytime_capacity` for a fresh tree (the tree's own for a
+        reused one).  Dirichlet noise is drawn anew for each chunk.
+    Returns:
+      ``(SearchOutput, int)``: the output after the last chunk (its tree holds
+      every simulation; the root's visit count grew by ``num_simulations``)
+      and ``num_simulations``, the simulations done per game, a multiple of
+      ``chunk``.
+    Raises:
+      ValueError: a bad ``seconds``, ``chunk`` or ``max_simulations``,
+        ``selection="gumbel"`` (sequential halving needs the simulation count
+        in advance), and everything :func:`c4jax.run_mcts` raises.
+
+    Reference: anytime behaviour of MCTS, Browne et al. 2012 sec. 3.3.
+    """
+    _check_number("seconds", seconds, 0, inclusive=False)
+    if isinstance(chunk, bool) or not isinstance(chunk, int) or chunk < 1:
+        raise ValueError(f"chunk must be an int >= 1; got {chunk!r}")
+    if max_simulations is not None and (
+        isinstance(max_simulations, bool) or not isinstance(max_simulations, int) or max_simulations < chunk
+    ):
+        raise ValueError(f"max_simulations must be None or an int >= chunk ({chunk}); got {max_simulations!r}")
+    if options.get("selection") == "gumbel":
+        raise ValueError(
+            "selection='gumbel' cannot run against a clock (sequential halving plans its simulations in "
+            "advance); use selection='puct' or 'uct', or run_mcts with a simulation count"
+        )
+    from c4jax.reuse import empty_tree
+
+    start = clock()
+    if tree is None and options.get("capacity") is None:
+        options = dict(options, capacity=anytime_capacity(float(seconds), chunk))
+    keys, envs, tree, opts, single = prepare_search(key, env, chunk, tree, options)
+    if tree is None:
+        tree = empty_tree(envs, opts.capacity)
+    cached = len(_COMPILED)
+    first = _compiled(keys, envs, tree, opts, chunk, continuing=False)
+    later = _compiled(keys, envs, tree, opts, chunk, continuing=True)
+    fold = _fold_in()
+    fold(keys, 0)
+    if len(_COMPILED) > cached:
+        start = clock()  # compiling is not thinking
+    limit = max_simulations // chunk if max_simulations is not None else None
+
+    done = 0
+    while True:
+        t0 = clock()
+        out = (later if done else first)(fold(keys, done), envs, tree)
+        tree = out.search_tree
+        extra = tree.extra_data
+        lower, upper = jax.device_get((extra.value_lower[:, 0], extra.value_upper[:, 0]))
+        done += 1
+        now = clock()
+        if limit is not None and done >= limit:
+            break
+        if np.all(lower == upper) or now - start + (now - t0) > seconds:
+            break
+    return unbatch_output(out, single), done * chunk
+
+
+@functools.cache
+def _fold_in():
+    """``(keys [B], i) -> keys [B]``, each folded with ``i`` (jitted once)."""
+    return jax.jit(jax.vmap(jax.random.fold_in, in_axes=(0, None)))

@@ -1,0 +1,93 @@
+"""The anytime driver (run_mcts_anytime): the clock rule on a fake clock,
+exact simulation counts, one compilation across chunks and moves, the stop
+at a solved root, and its errors."""
+
+from __future__ import annotations
+
+import jax
+import numpy as np
+import pytest
+
+import c4jax
+from c4jax import connect4 as c4
+from c4jax import tictactoe as ttt
+from c4jax.search import anytime
+
+
+class FakeClock:
+    """Advances ``step`` seconds each time it is read."""
+
+    def __init__(self, step: float):
+        self.t, self.step, self.reads = 0.0, step, 0
+
+    def __call__(self) -> float:
+        self.t += self.step
+        self.reads += 1
+        return self.t
+
+
+def test_the_clock_rule_never_overruns_by_more_than_one_chunk():
+    # Each chunk reads the clock twice (before, after): one chunk "takes"
+    # one step.  Budget 10.5 steps: it stops once the next chunk would
+    # overrun, and its elapsed time stays within one chunk of the budget.
+    env = c4.env_reset()
+    clock = FakeClock(1.0)
+    out, n = c4jax.run_mcts_anytime(jax.random.key(0), env, 10.5, chunk=16, clock=clock, capacity=1024)
+    chunks = n // 16
+    elapsed = clock.t - 1.0  # the first read starts the clock
+    assert elapsed <= 10.5 + 2.0 and chunks >= 4
+    assert int(out.search_tree.node_visits[0, 0]) == n + 1
+    assert int(np.sum(out.visit_counts)) == n
+
+
+def test_max_simulations_and_exact_counts():
+    out, n = c4jax.run_mcts_anytime(jax.random.key(1), c4.from_moves("44"), 60.0, chunk=32, max_simulations=100)
+    assert n == 96  # rounded down to whole chunks
+    assert int(np.sum(out.visit_counts)) == 96
+
+
+def test_one_compilation_across_chunks_and_moves_with_subtree_reuse():
+    env = c4.env_reset()
+    envs = jax.tree.map(lambda x: x[None], env)
+    tree = c4jax.empty_tree(envs, 600)
+    cut = jax.jit(c4jax.get_subtree)
+    before = None
+    for ply in range(4):
+        out, n = c4jax.run_mcts_anytime(jax.random.key(ply), envs, 30.0, tree=tree, chunk=32, max_simulations=128)
+        if before is None:
+            before = anytime.compiled_count()
+        assert anytime.compiled_count() == before, ply  # nothing new compiled
+        root = int(out.search_tree.node_visits[0, 0])
+        assert root >= n + 1 and n == 128
+        action = out.action
+        tree = cut(out.search_tree, action)
+        envs = jax.vmap(c4.env_step)(envs, action)[0]
+
+
+def test_a_solved_root_stops_the_search():
+    # X to move wins at once: the solver proves the root in the first chunk.
+    out, n = c4jax.run_mcts_anytime(jax.random.key(0), ttt.from_moves("1425"), 60.0, chunk=32)
+    assert n == 32 and int(out.action) == 2
+    assert float(out.value) == 1.0
+
+
+def test_lanes_and_batches_run_against_the_clock():
+    envs = jax.tree.map(lambda *x: np.stack(x), c4.from_moves("4"), c4.from_moves("121212"))
+    out, n = c4jax.run_mcts_anytime(jax.random.key(0), envs, 60.0, chunk=64, max_simulations=128, lanes=8)
+    assert n == 128 and int(out.action[1]) == 0
+    assert np.asarray(out.visit_counts).sum(axis=1).tolist() == [128, 128]
+
+
+@pytest.mark.parametrize("kwargs,match", [
+    (dict(seconds=0), "seconds must be a finite number > 0"),
+    (dict(seconds=-1.0), "seconds must be a finite number > 0"),
+    (dict(seconds=float("nan")), "seconds must be a finite number > 0"),
+    (dict(seconds="1"), "seconds must be a finite number > 0"),
+    (dict(seconds=1.0, chunk=0), "chunk must be an int >= 1"),
+    (dict(seconds=1.0, chunk=64, max_simulations=10), "max_simulations must be None or an int >= chunk"),
+    (dict(seconds=1.0, selection="gumbel"), "selection='gumbel' cannot run against a clock"),
+    (dict(seconds=1.0, lanes=0), "lanes must be an int >= 1"),
+])
+def test_bad_arguments_raise_value_errors(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        c4jax.run_mcts_anytime(jax.random.key(0), c4.env_reset(), **kwargs)
