@@ -150,7 +150,7 @@ def test_tictactoe_game_bad_input_undo_hint_to_the_end(cli_env):
     cells = best_row(text)
     # move | visits | share | Q | proven | principal variation | <- best
     assert cells[0] == str(ai) and cells[5].split()[0] == str(ai)
-    assert cells[4] in ("", "win", "draw", "loss", ">= draw", "<= draw"), cells
+    assert re.fullmatch(r"|win in \d+|draw|loss in \d+|>= draw|<= draw", cells[4]), cells
     for taken in (5, ai):
         idx, text = t.send(str(taken))
         assert idx == 0 and f"Cell {taken} is taken." in text, text
@@ -243,13 +243,26 @@ def test_ctrl_c_while_the_ai_thinks_exits_cleanly(cli_env):
 # analyze
 
 
+def test_analyze_thinks_for_a_time_budget(cli_env):
+    r = run(cli_env, "analyze", "4453", "--think", "0.3")
+    assert r.returncode == 0, r.stderr
+    m = re.search(r"(\d+) simulations in 0.3 s", r.stdout)
+    assert m and int(m.group(1)) >= 128 and int(m.group(1)) % 128 == 0, r.stdout[-400:]
+    bad = run(cli_env, "analyze", "4453", "--think", "0")
+    assert bad.returncode == 2 and "--think" in bad.stderr
+    both = run(cli_env, "analyze", "4453", "--think", "1", "-n", "10")
+    assert both.returncode == 2 and "not allowed with" in both.stderr
+
+
 def test_analyze_connect4_names_the_winning_column(cli_env):
     r = run(cli_env, "analyze", "121212", "-n", "200")
     assert r.returncode == 0, r.stderr
     assert "X to move" in r.stdout
     cells = best_row(r.stdout)
-    assert cells[0] == "1" and cells[3] == "+1.000" and cells[4] == "win"
+    assert cells[0] == "1" and cells[3] == "+1.000" and cells[4] == "win in 1"
     assert "Best move: column 1" in r.stdout
+    # The other columns lose in two plies (O then wins in column 1).
+    assert r.stdout.count("loss in 2") >= 1
     # Every legal column has a row: visits, share, Q, proven, prior, PV.
     rows = [ln for ln in r.stdout.splitlines() if re.match(r"│\s+\d+ │", ln)]
     assert len(rows) == 7

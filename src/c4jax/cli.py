@@ -443,14 +443,16 @@ def principal_variation(tree, action: int, max_len: int = 12) -> list[int]:
     return line
 
 
-def proven_result(lower: float, upper: float) -> str:
+def proven_result(lower: float, upper: float, plies: int = 0) -> str:
     """What the solver proved about a move, from its bounds
-    (``SearchOutput.qvalue_lower/upper``, for the player to move): "win",
-    "loss", "draw", ">= draw", "<= draw" or "" (nothing)."""
+    (``SearchOutput.qvalue_lower/upper``, for the player to move) and the
+    plies to the end along the proof (``SearchOutput.proven_plies``):
+    "win in 3" (plies, the move itself counted), "loss in 4", "draw",
+    ">= draw", "<= draw" or "" (nothing)."""
     if lower >= 1.0:
-        return "win"
+        return f"win in {plies}" if plies else "win"
     if upper <= -1.0:
-        return "loss"
+        return f"loss in {plies}" if plies else "loss"
     if lower == upper == 0.0:
         return "draw"
     if lower >= 0.0:
@@ -474,6 +476,7 @@ def search_table(game, out, legal, title: str, mover: str, with_prior: bool = Fa
     visits = np.asarray(out.visit_counts).reshape(-1)
     qvalues = np.asarray(out.qvalues).reshape(-1)
     q_lower = np.asarray(out.qvalue_lower).reshape(-1)
+    q_plies = np.asarray(out.proven_plies).reshape(-1)
     q_upper = np.asarray(out.qvalue_upper).reshape(-1)
     best = int(np.asarray(out.action).reshape(-1)[0])
     total = max(int(visits.sum()), 1)
@@ -499,7 +502,7 @@ def search_table(game, out, legal, title: str, mover: str, with_prior: bool = Fa
             f"{int(visits[a])}",
             f"{100.0 * visits[a] / total:.1f}%",
             _fmt_q(float(qvalues[a])) if visits[a] > 0 else "-",
-            proven_result(float(q_lower[a]), float(q_upper[a])),
+            proven_result(float(q_lower[a]), float(q_upper[a]), int(q_plies[a])),
         ]
         if with_prior:
             row.append(f"{prior[a]:.3f}")

@@ -102,6 +102,7 @@ def _subtree_one(tree: mctx.Tree, action: jax.Array) -> mctx.Tree:
         extra = extra.replace(
             value_lower=take(extra.value_lower, -1.0),
             value_upper=take(extra.value_upper, 1.0),
+            value_plies=take(extra.value_plies, 0),
         )
     return tree.replace(
         extra_data=extra,
@@ -142,7 +143,7 @@ def empty_tree(env, capacity: int) -> mctx.Tree:
 def _empty_trees(env, capacity: int) -> mctx.Tree:
     def one(e):
         logits = jnp.zeros((e.game.num_actions,), jnp.float32)
-        tree = new_tree(e, logits, jnp.float32(0), capacity, None, LOSS, WIN)
+        tree = new_tree(e, logits, jnp.float32(0), capacity, None, LOSS, WIN, 0)
         return tree.replace(node_visits=jnp.zeros_like(tree.node_visits))
 
     return jax.vmap(one)(env)

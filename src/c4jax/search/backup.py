@@ -100,15 +100,19 @@ def backup(tree: mctx.Tree, paths: Path, exps: Expansion, solver, on) -> tuple[T
     # Proven bounds: the new node's from its position, then up the path.
     at_new = (i == leaf[:, None]) & exps.new_node[:, None]
     start = jnp.where(exps.new_node, leaf - 1, leaf)
+    extra = tree.extra_data
     if num_lanes == 1:
-        lower = jnp.where(at_new, exps.lower[:, None], tree.extra_data.value_lower[pn])
-        upper = jnp.where(at_new, exps.upper[:, None], tree.extra_data.value_upper[pn])
+        lower = jnp.where(at_new, exps.lower[:, None], extra.value_lower[pn])
+        upper = jnp.where(at_new, exps.upper[:, None], extra.value_upper[pn])
+        plies = jnp.where(at_new, exps.plies[:, None], extra.value_plies[pn])
     else:
         lower = jnp.where(at_new, exps.lower[:, None], LOSS)
         upper = jnp.where(at_new, exps.upper[:, None], WIN)
-    new_edges = (paths.node, paths.action, exps.reward, exps.discount, exps.lower, exps.upper, exps.creates & on)
+        plies = jnp.where(at_new, exps.plies[:, None], 0)
+    new_edges = (paths.node, paths.action, exps.reward, exps.discount, exps.lower, exps.upper, exps.plies,
+                 exps.creates & on)
     bounds = solver.prove_lanes(
-        tree, nodes, on_path, paths.actions, rewards, discounts, start, leaf, lower, upper, at_new,
+        tree, nodes, on_path, paths.actions, rewards, discounts, start, leaf, lower, upper, plies, at_new,
         exps.accumulate & (exps.discount == 0.0), exps.reward, new_edges,
     )
 
@@ -146,6 +150,7 @@ def backup(tree: mctx.Tree, paths: Path, exps: Expansion, solver, on) -> tuple[T
         bound_nodes=jnp.where(on_path, nodes, none) if num_lanes == 1 else jnp.full_like(nodes, none),
         path_lower=bounds[0] if num_lanes == 1 else lower,
         path_upper=bounds[1] if num_lanes == 1 else upper,
+        path_plies=bounds[2] if num_lanes == 1 else plies,
         edge_nodes=jnp.where(edge_on, nodes, none),
         edge_actions=jnp.where(edge_on, paths.actions, 0),
         edge_values=jnp.where(at_collector, collected[:, None], child_values),

@@ -51,7 +51,7 @@ class Expansion:
     accumulate: ``bool[]``, the tree is full and the edge collects ``value``.
     prior_logits: ``float32[A]``, the new node's prior.
     lower, upper: ``float32[]``, the new node's proven bounds from the position
-      alone.
+      alone, and ``plies`` (``int32[]``) theirs.
     """
 
     child_env: Env
@@ -66,6 +66,7 @@ class Expansion:
     prior_logits: jax.Array
     lower: jax.Array
     upper: jax.Array
+    plies: jax.Array
 
 
 def expand(key, tree: mctx.Tree, path: Path, next_free, opts: SearchOptions, solver,
@@ -81,7 +82,7 @@ def expand(key, tree: mctx.Tree, path: Path, next_free, opts: SearchOptions, sol
     leaf_env = jax.tree.map(lambda c, n: jnp.where(path.expand, c, n), child_env, node_env)
     value = evaluate_leaf(key, leaf_env, opts) if evaluate else jnp.float32(0)
     new_node = path.expand & (next_free < capacity)
-    lower, upper = solver.static_bounds(child_env)
+    lower, upper, plies = solver.static_bounds(child_env)
     return Expansion(
         child_env=child_env,
         leaf_env=leaf_env,
@@ -97,6 +98,7 @@ def expand(key, tree: mctx.Tree, path: Path, next_free, opts: SearchOptions, sol
         ),
         lower=lower,
         upper=upper,
+        plies=plies,
     )
 
 

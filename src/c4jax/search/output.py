@@ -46,6 +46,12 @@ class SearchOutput:
       (always, with ``solver=False``); illegal actions ``[-1, -1]`` (an
       illegal move loses).  The proven bounds of every node are in
       ``search_tree.extra_data`` (:class:`~c4jax.search.tree.TreeExtraData`).
+    proven_plies: ``int32[B, A]``, for a root action proven to win or lose:
+      the plies to the end of the game through it along the proof, at most
+      (1: the move wins at once; a win: the fastest proven so far; a loss:
+      the slowest against the fastest proven answers); 0 otherwise.  The
+      move played is the fastest proven win, and in a root proven lost the
+      slowest proven loss (ties: visits, as ever).
     search_tree: an :class:`mctx.Tree` with a leading batch axis (``[1, ...]``
       for one game) whose ``embeddings`` are :class:`~c4jax.env.Env`; pass it
       through :func:`c4jax.get_subtree` to reuse it.
@@ -59,6 +65,7 @@ class SearchOutput:
     qvalue_lower: jax.Array
     qvalue_upper: jax.Array
     search_tree: mctx.Tree
+    proven_plies: jax.Array
 
 
 def search_output(key, tree: mctx.Tree, env: Env, opts: SearchOptions, solver) -> SearchOutput:
@@ -91,7 +98,7 @@ def search_output(key, tree: mctx.Tree, env: Env, opts: SearchOptions, solver) -
         action = jnp.where(jnp.any(playable & (visits > 0)), sampled, action)
     total = jnp.sum(visits)
     weights = visits.astype(jnp.float32) / jnp.maximum(total, 1).astype(jnp.float32)
-    q_lower, q_upper = solver.qvalue_bounds(tree)
+    q_lower, q_upper, q_plies = solver.qvalue_bounds(tree)
     return SearchOutput(
         qvalue_lower=jnp.where(legal, q_lower, LOSS),
         qvalue_upper=jnp.where(legal, q_upper, LOSS),
@@ -101,4 +108,5 @@ def search_output(key, tree: mctx.Tree, env: Env, opts: SearchOptions, solver) -
         qvalues=jnp.where(visits > 0, qvalues, 0.0),
         value=solver.root_value(tree),
         search_tree=tree,
+        proven_plies=jnp.where(legal, q_plies, 0),
     )

@@ -237,6 +237,7 @@ def unbatch_output(out: SearchOutput, single: bool) -> SearchOutput:
             qvalue_lower=out.qvalue_lower[0],
             qvalue_upper=out.qvalue_upper[0],
             value=out.value[0],
+            proven_plies=out.proven_plies[0],
         )
     return out
 
@@ -299,8 +300,8 @@ def _root_tree(key, noise_key, env: Env, tree, opts: SearchOptions, solver, cont
         jax.random.split(key, 1)[0], env,
         num_rollouts=opts.num_rollouts, rollout_policy=opts.rollout_policy,
     )
-    lower, upper = solver.static_bounds(env)
-    fresh = new_tree(env, logits, value, opts.capacity, root_gumbel, lower, upper)
+    lower, upper, plies = solver.static_bounds(env)
+    fresh = new_tree(env, logits, value, opts.capacity, root_gumbel, lower, upper, plies)
     if tree is None:
         return fresh
     reusable = (tree.node_visits[ROOT] > 0) & same_position(gather(tree.embeddings, ROOT), env)
@@ -368,7 +369,8 @@ def _search_one(key, env: Env, tree, opts: SearchOptions, num_simulations: int, 
             expansions = share_new_nodes(paths, expansions, next_free, capacity, on)
         update, bounds = backup(tree, paths, expansions, solver, on)
         if bounds is not None:  # several lanes: the step proved them in place
-            tree = tree.replace(extra_data=tree.extra_data.replace(value_lower=bounds[0], value_upper=bounds[1]))
+            tree = tree.replace(extra_data=tree.extra_data.replace(
+                value_lower=bounds[0], value_upper=bounds[1], value_plies=bounds[2]))
         pending = jax.vmap(lambda u: u.masked(active, capacity))(update)
         added = jnp.sum(active & expansions.creates & on).astype(jnp.int32)
         return key, tree, pending, next_free + added

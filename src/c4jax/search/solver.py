@@ -42,7 +42,7 @@ from c4jax.env import Env
 from c4jax.search.tree import LOSS, ROOT, UNVISITED, WIN, legal_at, node_view
 from c4jax.values import _swap_mover
 
-__all__ = ["NoSolver", "ScoreBoundsSolver", "make_solver", "edge_bounds"]
+__all__ = ["NoSolver", "ScoreBoundsSolver", "make_solver", "edge_bounds", "edge_plies"]
 
 
 def edge_bounds(view: mctx.Tree, node) -> tuple[jax.Array, jax.Array]:
@@ -62,15 +62,43 @@ def edge_bounds(view: mctx.Tree, node) -> tuple[jax.Array, jax.Array]:
     return lower, upper
 
 
+def edge_plies(view: mctx.Tree, node) -> jax.Array:
+    """``int32[A]``: plies to the end of the game through each action, where
+    its result is proven (from a node view read with ``plies=True``): one
+    more than the child's ``value_plies`` (1 into a finished game); 1 for a
+    visited unexpanded edge into a finished game (a full tree); 0 for
+    another unexpanded edge."""
+    expanded = view.children_index[node] != UNVISITED
+    known = ~expanded & (view.children_visits[node] > 0) & (view.children_discounts[node] == 0.0)
+    return jnp.where(expanded, 1 + view.extra_data.children_plies[node], jnp.where(known, 1, 0)).astype(jnp.int32)
+
+
+def _node_plies(legal, e_lo, e_hi, e_plies, lo, hi, current):
+    """``int32[]``: the plies of a node with bounds ``[lo, hi]`` from its
+    edges: won, the fastest proven win; lost (every legal edge proven to
+    lose), the slowest of those losses; each at most ``current`` when the
+    node was already proven so (both are bounds from above on the
+    perfect-play distance, and a static proof, a win in one or a loss in
+    two, is exact); 0 otherwise."""
+    big = jnp.iinfo(jnp.int32).max
+    cur = jnp.where(current > 0, current, big)
+    win = jnp.min(jnp.where(legal & (e_lo >= WIN), e_plies, big))
+    all_lost = jnp.all(~legal | (e_hi <= LOSS)) & jnp.any(legal)
+    loss = jnp.where(all_lost, jnp.max(jnp.where(legal, e_plies, 0)), big)
+    plies = jnp.where(lo >= WIN, jnp.minimum(cur, win), jnp.where(hi <= LOSS, jnp.minimum(cur, loss), 0))
+    return jnp.where(plies == big, 0, plies).astype(jnp.int32)
+
+
 @dataclasses.dataclass(frozen=True)
 class NoSolver:
     """Plain mean backups (``solver=False``): nothing is proven."""
 
-    def static_bounds(self, env: Env) -> tuple[jax.Array, jax.Array]:
-        """``float32[]`` bounds of a position: ``[0, 0]`` if finished, else ``[-1, 1]``."""
+    def static_bounds(self, env: Env) -> tuple[jax.Array, jax.Array, jax.Array]:
+        """``float32[]`` bounds of a position: ``[0, 0]`` if finished, else
+        ``[-1, 1]``; plies 0."""
         lower = jnp.where(env.done, 0.0, LOSS).astype(jnp.float32)
         upper = jnp.where(env.done, 0.0, WIN).astype(jnp.float32)
-        return lower, upper
+        return lower, upper, jnp.int32(0)
 
     def allowed(self, tree: mctx.Tree, node, legal, at_root: bool) -> jax.Array:
         """``bool[A]``: the actions selection may take at ``node`` (the root
@@ -88,19 +116,20 @@ class NoSolver:
         return tree.qvalues(ROOT)
 
     def prove_path(self, tree, path_nodes, path_actions, rewards, discounts, start, leaf,
-                   lower, upper, leaf_edge_known, leaf_edge_value):
+                   lower, upper, plies, leaf_edge_known, leaf_edge_value):
         """The path's bounds after a simulation (here: unchanged)."""
         del tree, path_nodes, path_actions, rewards, discounts, start, leaf
         del leaf_edge_known, leaf_edge_value
-        return lower, upper
+        return lower, upper, plies
 
     def prove_lanes(self, tree, path_nodes, on_path, path_actions, rewards, discounts, start, leaf,
-                    lower, upper, at_new, leaf_edge_known, leaf_edge_value, new_edges):
+                    lower, upper, plies, at_new, leaf_edge_known, leaf_edge_value, new_edges):
         """The lanes' bounds after a step (here: unchanged; several lanes:
         the tree's)."""
         if path_nodes.shape[0] == 1:
-            return lower, upper
-        return tree.extra_data.value_lower, tree.extra_data.value_upper
+            return lower, upper, plies
+        extra = tree.extra_data
+        return extra.value_lower, extra.value_upper, extra.value_plies
 
     def playable(self, tree: mctx.Tree, env: Env, legal) -> jax.Array:
         """``bool[A]``: the root actions the output may play."""
@@ -111,10 +140,12 @@ class NoSolver:
         """``float32[]``: the root's value in the output (the mean)."""
         return tree.node_values[ROOT]
 
-    def qvalue_bounds(self, tree: mctx.Tree) -> tuple[jax.Array, jax.Array]:
-        """``float32[A]`` bounds on the root's Q-values: nothing proven."""
+    def qvalue_bounds(self, tree: mctx.Tree) -> tuple[jax.Array, jax.Array, jax.Array]:
+        """``float32[A]`` bounds on the root's Q-values: nothing proven
+        (plies 0)."""
         shape = tree.children_visits[ROOT].shape
-        return jnp.full(shape, LOSS, jnp.float32), jnp.full(shape, WIN, jnp.float32)
+        return (jnp.full(shape, LOSS, jnp.float32), jnp.full(shape, WIN, jnp.float32),
+                jnp.zeros(shape, jnp.int32))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -128,14 +159,16 @@ class ScoreBoundsSolver:
         move that ended it); a player with a winning move has a win (decisive
         moves, Teytaud & Teytaud 2010); a player without one facing two or
         more winning moves of the opponent has a loss (it can block only one);
-        else ``[-1, 1]``.  ``float32[]`` each."""
+        else ``[-1, 1]``.  ``float32[]`` each, and the plies of the proof
+        (``int32[]``: 1 for a win in one, 2 for a loss in two, else 0)."""
         game = env.game
         own = jnp.any(game.winning_moves(env))
         threats = jnp.sum(game.winning_moves(_swap_mover(env)) & game.legal_action_mask(env))
         lost = ~own & (threats >= 2)
         lower = jnp.where(env.done, 0.0, jnp.where(own, WIN, LOSS))
         upper = jnp.where(env.done, 0.0, jnp.where(lost, LOSS, WIN))
-        return lower.astype(jnp.float32), upper.astype(jnp.float32)
+        plies = jnp.where(env.done, 0, jnp.where(own, 1, jnp.where(lost, 2, 0)))
+        return lower.astype(jnp.float32), upper.astype(jnp.float32), plies.astype(jnp.int32)
 
     def allowed(self, tree: mctx.Tree, node, legal, at_root: bool) -> jax.Array:
         """Legal actions not proven worse than another action of ``node``
@@ -175,70 +208,79 @@ class ScoreBoundsSolver:
         return jnp.where(lost, q, proven)
 
     def prove_lanes(self, tree, path_nodes, on_path, path_actions, rewards, discounts, start, leaf,
-                    lower, upper, at_new, leaf_edge_known, leaf_edge_value, new_edges):
+                    lower, upper, plies, at_new, leaf_edge_known, leaf_edge_value, new_edges):
         """The bounds of the ``K`` lanes of a step (every argument with a
         leading ``[K]``), proved as if their simulations had run one after
         another: lane ``k`` runs :meth:`prove_path` on the tree's bounds as
         lanes ``0..k-1`` left them, and sees the edges this step added
         (``new_edges``: ``(nodes, actions, rewards, discounts, lower, upper,
-        created)``, ``[K]`` each: the new child's bounds from its position)
-        though they are not in the tree yet.  ``lower``, ``upper`` hold the
-        new node's bounds where ``at_new`` (``bool[K, S]``).  Returns the tree's new
-        ``(value_lower, value_upper)``, ``float32[N]`` (updated in place).
-        With one lane: :meth:`prove_path`'s ``(lower, upper)``,
-        ``float32[1, S]``, for the tree update to write."""
+        plies, created)``, ``[K]`` each: the new child's bounds from its
+        position)
+        though they are not in the tree yet.  ``lower``, ``upper``, ``plies``
+        hold the new node's where ``at_new`` (``bool[K, S]``).  Returns the
+        tree's new ``(value_lower, value_upper, value_plies)``, ``[N]``
+        (updated in place).  With one lane: :meth:`prove_path`'s ``(lower,
+        upper, plies)``, ``[1, S]``, for the tree update to write."""
         if path_nodes.shape[0] == 1:
-            lo, hi = self.prove_path(
+            out = self.prove_path(
                 tree, path_nodes[0], path_actions[0], rewards[0], discounts[0], start[0], leaf[0],
-                lower[0], upper[0], leaf_edge_known[0], leaf_edge_value[0],
+                lower[0], upper[0], plies[0], leaf_edge_known[0], leaf_edge_value[0],
             )
-            return lo[None], hi[None]
+            return tuple(x[None] for x in out)
         capacity, num_actions = tree.children_index.shape
-        e_node, e_action, e_reward, e_discount, e_lower, e_upper, e_created = new_edges
+        e_node, e_action, e_reward, e_discount, e_lower, e_upper, e_plies, e_created = new_edges
         e_hit_lo = e_reward + e_discount * e_upper
         e_hit_hi = e_reward + e_discount * e_lower
 
-        def overlay(j, node, e_lo, e_hi):
+        def overlay(j, node, e_lo, e_hi, e_pl):
             hit = (e_created & (e_node == node))[:, None] & (e_action[:, None] == jnp.arange(num_actions))
             e_lo = jnp.maximum(e_lo, jnp.max(jnp.where(hit, e_hit_lo[:, None], -jnp.inf), axis=0))
             e_hi = jnp.minimum(e_hi, jnp.min(jnp.where(hit, e_hit_hi[:, None], jnp.inf), axis=0))
-            return e_lo, e_hi
+            e_pl = jnp.where(jnp.any(hit, axis=0), jnp.max(jnp.where(hit, 1 + e_plies[:, None], 0), axis=0), e_pl)
+            return e_lo, e_hi, e_pl
 
         def lane(k, bounds):
-            value_lower, value_upper = bounds
-            now = tree.replace(extra_data=tree.extra_data.replace(value_lower=value_lower, value_upper=value_upper))
+            value_lower, value_upper, value_plies = bounds
+            now = tree.replace(extra_data=tree.extra_data.replace(
+                value_lower=value_lower, value_upper=value_upper, value_plies=value_plies))
             nodes = path_nodes[k]
             safe = jnp.clip(nodes, 0, capacity - 1)
             # The new node's bounds are its position's; every other node's, the tree's now.
             lo0 = jnp.where(at_new[k], lower[k], value_lower[safe])
             hi0 = jnp.where(at_new[k], upper[k], value_upper[safe])
-            lo, hi = self.prove_path(
+            pl0 = jnp.where(at_new[k], plies[k], value_plies[safe])
+            lo, hi, pl = self.prove_path(
                 now, nodes, path_actions[k], rewards[k], discounts[k], start[k], leaf[k],
-                lo0, hi0, leaf_edge_known[k], leaf_edge_value[k], overlay=overlay,
+                lo0, hi0, pl0, leaf_edge_known[k], leaf_edge_value[k], overlay=overlay,
             )
             index = jnp.where(on_path[k], nodes, capacity)
-            return (value_lower.at[index].set(lo, mode="drop"), value_upper.at[index].set(hi, mode="drop"))
+            return (value_lower.at[index].set(lo, mode="drop"), value_upper.at[index].set(hi, mode="drop"),
+                    value_plies.at[index].set(pl, mode="drop"))
 
         extra = tree.extra_data
-        return jax.lax.fori_loop(0, path_nodes.shape[0], lane, (extra.value_lower, extra.value_upper))
+        init = (extra.value_lower, extra.value_upper, extra.value_plies)
+        return jax.lax.fori_loop(0, path_nodes.shape[0], lane, init)
 
     def prove_path(self, tree, path_nodes, path_actions, rewards, discounts, start, leaf,
-                   lower, upper, leaf_edge_known, leaf_edge_value, overlay=None):
+                   lower, upper, plies, leaf_edge_known, leaf_edge_value, overlay=None):
         """Score bounds of the path's nodes after a simulation, bottom-up.
 
         ``tree`` is the tree before this simulation's writes; what the
         simulation adds is passed in: ``rewards``, ``discounts``
         (``float32[S]``, edge ``i`` leads from depth ``i`` to ``i + 1``, the
         new edge included), ``lower``, ``upper`` (``float32[S]``, the path's
-        bounds, the new node's included) and, for an unexpanded edge that
+        bounds, the new node's included; ``plies`` ``int32[S]``, theirs) and,
+        for an unexpanded edge that
         collected the evaluation at depth ``leaf`` (a full tree), whether its
         value is now known exactly (``leaf_edge_known``: it ends the game)
         and that value.  Recomputes the bounds of the nodes at depths
         ``start, start - 1, ..., 0`` from their children, stopping at the
         first node whose bounds did not change (its ancestors' cannot either).
-        ``overlay(j, node, e_lo, e_hi) -> (e_lo, e_hi)``: tightens the edge
-        bounds read at depth ``j`` (other lanes' proofs, :meth:`prove_lanes`).
-        Returns ``(lower, upper)``, ``float32[S]``, updated.
+        ``overlay(j, node, e_lo, e_hi, e_plies) -> (e_lo, e_hi, e_plies)``:
+        the edges read at depth ``j`` with what other lanes of the step
+        proved (:meth:`prove_lanes`).  A node proven won or lost also gets its
+        plies (:func:`_node_plies`); a change of plies alone goes on up too.
+        Returns ``(lower, upper, plies)``, updated.
         """
         size = path_nodes.shape[0]
 
@@ -246,12 +288,13 @@ class ScoreBoundsSolver:
             return s[1]
 
         def body(s):
-            j, _, lower, upper = s
-            view, _ = node_view(tree, path_nodes[j])
+            j, _, lower, upper, plies = s
+            view, _ = node_view(tree, path_nodes[j], plies=True)
             legal = legal_at(view, 0)
             e_lo, e_hi = edge_bounds(view, 0)
+            e_pl = edge_plies(view, 0)
             if overlay is not None:
-                e_lo, e_hi = overlay(j, path_nodes[j], e_lo, e_hi)
+                e_lo, e_hi, e_pl = overlay(j, path_nodes[j], e_lo, e_hi, e_pl)
             a = jnp.maximum(path_actions[j], 0)
             jc = jnp.minimum(j + 1, size - 1)
             # The path's child: its bounds as just recomputed.
@@ -259,31 +302,41 @@ class ScoreBoundsSolver:
             r, d = rewards[j], discounts[j]
             e_lo = jnp.where(on, e_lo.at[a].set(r + d * upper[jc]), e_lo)
             e_hi = jnp.where(on, e_hi.at[a].set(r + d * lower[jc]), e_hi)
+            e_pl = jnp.where(on, e_pl.at[a].set(1 + plies[jc]), e_pl)
             at_leaf = (j == leaf) & leaf_edge_known
             e_lo = jnp.where(at_leaf, e_lo.at[a].set(leaf_edge_value), e_lo)
             e_hi = jnp.where(at_leaf, e_hi.at[a].set(leaf_edge_value), e_hi)
+            e_pl = jnp.where(at_leaf, e_pl.at[a].set(1), e_pl)
             # Bounds only tighten: intersect with what was already proven
             # (which holds the finished-game and decisive-move bounds).
             live = jnp.any(legal)  # a finished game keeps its [0, 0]
             lo = jnp.where(live, jnp.maximum(lower[j], jnp.max(jnp.where(legal, e_lo, -jnp.inf))), lower[j])
             hi = jnp.where(live, jnp.minimum(upper[j], jnp.max(jnp.where(legal, e_hi, -jnp.inf))), upper[j])
-            changed = (lo != lower[j]) | (hi != upper[j])
-            return j - 1, changed & (j > 0), lower.at[j].set(lo), upper.at[j].set(hi)
+            pl = jnp.where(live, _node_plies(legal, e_lo, e_hi, e_pl, lo, hi, plies[j]), plies[j])
+            changed = (lo != lower[j]) | (hi != upper[j]) | (pl != plies[j])
+            return j - 1, changed & (j > 0), lower.at[j].set(lo), upper.at[j].set(hi), plies.at[j].set(pl)
 
-        _, _, lower, upper = jax.lax.while_loop(cond, body, (start, start >= 0, lower, upper))
-        return lower, upper
+        init = (start, start >= 0, lower, upper, plies)
+        _, _, lower, upper, plies = jax.lax.while_loop(cond, body, init)
+        return lower, upper, plies
 
     def playable(self, tree: mctx.Tree, env: Env, legal) -> jax.Array:
         """``bool[A]``: never a move proven worse than another; a win in one
-        if there is one, else a proven win if there is one."""
+        if there is one, else the fastest proven win if there is one; in a
+        root proven lost, the slowest proven losses."""
         game = env.game
-        view, _ = node_view(tree, ROOT)
-        lower, _ = edge_bounds(view, 0)
+        view, _ = node_view(tree, ROOT, plies=True)
+        lower, upper = edge_bounds(view, 0)
+        e_plies = edge_plies(view, 0)
         playable = self.allowed(view, 0, legal, at_root=True)
         proven_win = playable & (lower >= WIN)
+        fastest = proven_win & (e_plies == jnp.min(jnp.where(proven_win, e_plies, jnp.iinfo(jnp.int32).max)))
+        lost = (view.extra_data.value_upper[0] <= LOSS) & jnp.all(~playable | (upper <= LOSS))
+        slowest = playable & (e_plies == jnp.max(jnp.where(playable, e_plies, 0)))
         wins_now = game.winning_moves(env) & legal
         return jnp.where(
-            jnp.any(wins_now), wins_now, jnp.where(jnp.any(proven_win), proven_win, playable)
+            jnp.any(wins_now), wins_now,
+            jnp.where(jnp.any(proven_win), fastest, jnp.where(lost, slowest, playable)),
         )
 
     def root_value(self, tree: mctx.Tree) -> jax.Array:
@@ -292,9 +345,14 @@ class ScoreBoundsSolver:
         lower, upper = tree.extra_data.value_lower[ROOT], tree.extra_data.value_upper[ROOT]
         return jnp.where(lower >= WIN, WIN, jnp.where(upper <= LOSS, LOSS, tree.node_values[ROOT]))
 
-    def qvalue_bounds(self, tree: mctx.Tree) -> tuple[jax.Array, jax.Array]:
-        """``float32[A]``: what was proven about each root action."""
-        return edge_bounds(node_view(tree, ROOT)[0], 0)
+    def qvalue_bounds(self, tree: mctx.Tree) -> tuple[jax.Array, jax.Array, jax.Array]:
+        """``float32[A]``: what was proven about each root action, and
+        ``int32[A]`` the plies to the end through it where it is proven to
+        win or lose (0 otherwise)."""
+        view = node_view(tree, ROOT, plies=True)[0]
+        lower, upper = edge_bounds(view, 0)
+        decided = (lower >= WIN) | (upper <= LOSS)
+        return lower, upper, jnp.where(decided, edge_plies(view, 0), 0)
 
 
 def make_solver(solver: bool) -> NoSolver | ScoreBoundsSolver:

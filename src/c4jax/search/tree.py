@@ -85,11 +85,16 @@ class TreeExtraData:
       proven, ``[0, 0]`` for a finished game; equal bounds: the node is
       solved).  Kept by :func:`c4jax.get_subtree`.  Without the solver they
       stay ``[-1, 1]`` (finished games ``[0, 0]``).
+    value_plies: ``int32[N]``, for a node proven won or lost: the plies to
+      the end of the game along the proof, at most (a win: the fastest win
+      proven so far; a loss: the slowest loss against the fastest proven
+      answers); 0 otherwise (draws, unproven nodes, finished games).
     """
 
     root_gumbel: jax.Array
     value_lower: jax.Array
     value_upper: jax.Array
+    value_plies: jax.Array
 
 
 def gather(tree_like, index):
@@ -281,6 +286,9 @@ class NodeViewData:
     value_lower, value_upper: ``float32[1]``, the node's proven bounds.
     children_lower, children_upper: ``float32[1, A]``, its children's proven
       bounds (meaningless for an unexpanded action).
+    value_plies, children_plies: ``int32[1]``, ``int32[1, A]``: the node's
+      and its children's ``value_plies`` (read only by the solver's proofs
+      and the output: ``node_view(..., plies=True)``; else zeros).
     """
 
     root_gumbel: jax.Array
@@ -288,9 +296,11 @@ class NodeViewData:
     value_upper: jax.Array
     children_lower: jax.Array
     children_upper: jax.Array
+    value_plies: jax.Array
+    children_plies: jax.Array
 
 
-def node_view(tree: mctx.Tree, node, game: int | None = None) -> tuple[mctx.Tree, jax.Array]:
+def node_view(tree: mctx.Tree, node, game: int | None = None, plies: bool = False) -> tuple[mctx.Tree, jax.Array]:
     """What selection and the solver read of one node: ``(view,
     children_done)``.
 
@@ -307,11 +317,19 @@ def node_view(tree: mctx.Tree, node, game: int | None = None) -> tuple[mctx.Tree
     Every read is a dynamic slice of one row or one element; under ``vmap``
     on the CPU a batch of games reads them one game after another (see
     ``_read_batch``), so that reading a node costs the same at any
-    capacity."""
+    capacity.  ``plies`` (static): also read the node's and its children's
+    ``value_plies``."""
     extra = tree.extra_data
     node_arrays = [getattr(tree, f) for f in _NODE_FIELDS] + [extra.value_lower, extra.value_upper]
     child_arrays = [extra.value_lower, extra.value_upper, tree.embeddings.done]
-    rows, (child_lower, child_upper, child_done) = _read_node(node_arrays, child_arrays, node, game)
+    if plies:
+        node_arrays.append(extra.value_plies)
+        child_arrays.append(extra.value_plies)
+    rows, children = _read_node(node_arrays, child_arrays, node, game)
+    child_lower, child_upper, child_done = children[:3]
+    num_actions = tree.children_index.shape[-1]
+    node_plies = rows[-1] if plies else jnp.int32(0)
+    child_plies = children[3] if plies else jnp.zeros(num_actions, jnp.int32)
     root = (lambda x: x) if game is None else (lambda x: x[game])  # noqa: E731
     row = dict(zip(_NODE_FIELDS + ("value_lower", "value_upper"), rows))
     view = mctx.Tree(
@@ -326,6 +344,8 @@ def node_view(tree: mctx.Tree, node, game: int | None = None) -> tuple[mctx.Tree
             value_upper=row["value_upper"][None],
             children_lower=child_lower[None],
             children_upper=child_upper[None],
+            value_plies=node_plies[None],
+            children_plies=child_plies[None],
         ),
     )
     return view, (row["children_index"] != UNVISITED) & child_done
@@ -346,10 +366,10 @@ def same_position(a: Env, b: Env) -> jax.Array:
     return jnp.all(a.stones == b.stones) & (a.to_move == b.to_move) & (a.done == b.done)
 
 
-def new_tree(env: Env, logits, value, capacity: int, root_gumbel, lower, upper) -> mctx.Tree:
+def new_tree(env: Env, logits, value, capacity: int, root_gumbel, lower, upper, plies=0) -> mctx.Tree:
     """A tree of ``capacity`` nodes holding only the root ``env`` (one visit,
     value ``value``, prior ``logits`` ``float32[A]``, proven bounds ``lower``,
-    ``upper``).  Unbatched.  ``logits`` must already be masked
+    ``upper`` and their ``plies``).  Unbatched.  ``logits`` must already be masked
     (:func:`masked_prior`)."""
     num_actions = env.game.num_actions
     n, na = (capacity,), (capacity, num_actions)
@@ -360,6 +380,7 @@ def new_tree(env: Env, logits, value, capacity: int, root_gumbel, lower, upper) 
         root_gumbel=root_gumbel,
         value_lower=jnp.full(n, LOSS, jnp.float32).at[ROOT].set(lower),
         value_upper=jnp.full(n, WIN, jnp.float32).at[ROOT].set(upper),
+        value_plies=jnp.zeros(n, jnp.int32).at[ROOT].set(plies),
     )
     return mctx.Tree(
         node_visits=jnp.zeros(n, jnp.int32).at[ROOT].set(1),
@@ -396,7 +417,8 @@ class TreeUpdate:
       visit each and new means ``path_values`` ``float32[S]``.
     bound_nodes: ``int32[S]``, the nodes whose proven bounds become
       ``path_lower``, ``path_upper`` (``float32[S]``): the path's, or none
-      (``N``) when the step wrote them itself (parallel lanes).
+      (``N``) when the step wrote them itself (parallel lanes), and their
+      ``path_plies`` ``int32[S]``.
     With parallel lanes every field has a leading ``[K]`` axis.
     edge_nodes, edge_actions: ``int32[S]``, the edges backed up: one visit
       each and new child values ``edge_values`` ``float32[S]``.
@@ -417,6 +439,7 @@ class TreeUpdate:
     bound_nodes: jax.Array
     path_lower: jax.Array
     path_upper: jax.Array
+    path_plies: jax.Array
     edge_nodes: jax.Array
     edge_actions: jax.Array
     edge_values: jax.Array
@@ -460,6 +483,7 @@ def no_update(tree: mctx.Tree, path_size: int) -> TreeUpdate:
         bound_nodes=nowhere,
         path_lower=zeros,
         path_upper=zeros,
+        path_plies=jnp.zeros(path_size, jnp.int32),
         edge_nodes=nowhere,
         edge_actions=jnp.zeros(path_size, jnp.int32),
         edge_values=zeros,
@@ -487,5 +511,6 @@ def apply_update(tree: mctx.Tree, u: TreeUpdate) -> mctx.Tree:
         extra_data=extra.replace(
             value_lower=extra.value_lower.at[u.bound_nodes].set(u.path_lower, **drop),
             value_upper=extra.value_upper.at[u.bound_nodes].set(u.path_upper, **drop),
+            value_plies=extra.value_plies.at[u.bound_nodes].set(u.path_plies, **drop),
         ),
     )
