@@ -75,6 +75,7 @@ class C4jaxPlayer:
             )
         self.sims_done: list[int] = []
         self.times: list[float] = []
+        self.driver_times: list[float] = []
 
     def new_game(self, env, game_key) -> None:
         self.key = game_key
@@ -93,7 +94,9 @@ class C4jaxPlayer:
         envs = jax.tree.map(lambda x: x[None], env)
         key = jax.random.fold_in(self.key, ply)
         if self.budget:
+            t_driver = time.perf_counter()
             out, n = c4jax.run_mcts_anytime(key, envs, self.budget, tree=self.tree, **self.options)
+            self.driver_times.append(time.perf_counter() - t_driver)
         else:
             out, n = self._search(key, envs, self.tree), self.sims
         action = int(out.action[0])
@@ -111,6 +114,7 @@ class C4jaxPlayer:
         self.act(self.game.from_moves([4, 4]), 2)
         self.times.clear()
         self.sims_done.clear()
+        self.driver_times.clear()
 
 
 class OpenSpielPlayer:
@@ -264,6 +268,7 @@ def main(argv: list[str] | None = None) -> int:
         os_sims, os_us = calibrate_openspiel(c4_median, args.seed, positions)
         c4.times.clear()
         c4.sims_done.clear()
+        c4.driver_times.clear()
         os_player = OpenSpielPlayer(os_sims, args.seed)
         match = play_match(c4, os_player, args.games, args.seed, f"{budget * 1000:.0f} ms per move",
                            recalibrate=True)
@@ -272,6 +277,8 @@ def main(argv: list[str] | None = None) -> int:
             setting=f"equal time, {budget * 1000:.0f} ms", budget_s=budget, options=options,
             c4jax_median_move_s=c4_med, openspiel_median_move_s=os_med,
             time_ratio=c4_med / os_med, c4jax_median_sims=statistics.median(c4.sims_done),
+            driver_median_s=statistics.median(c4.driver_times), driver_max_s=max(c4.driver_times),
+            driver_over_budget=sum(t > budget for t in c4.driver_times) / len(c4.driver_times),
             openspiel_sims=int(statistics.median(os_player.sims_used)), openspiel_sims_range=[
                 min(os_player.sims_used), max(os_player.sims_used)], openspiel_us_per_sim=os_us, c4jax_compile_s=compile_s, **match,
         )
@@ -309,6 +316,15 @@ def main(argv: list[str] | None = None) -> int:
             f"({r['wilson_low']:.0%}-{r['wilson_high']:.0%}) | {r['c4jax_median_move_s'] * 1e3:.1f} | "
             f"{r['openspiel_median_move_s'] * 1e3:.1f} | {r['c4jax_median_sims']:.0f} | {r['openspiel_sims']} | {verdict} |"
         )
+    print()
+    for r in results:
+        if r["budget_s"] is not None:
+            print(
+                f"{r['setting']}: the driver's call took {r['driver_median_s'] * 1e3:.1f} ms (median), "
+                f"{r['driver_max_s'] * 1e3:.1f} ms at most; {r['driver_over_budget']:.0%} of the calls ran "
+                f"over {r['budget_s'] * 1e3:.0f} ms (a chunk of 128 simulations: about "
+                f"{r['budget_s'] * 1e3 * 128 / max(r['c4jax_median_sims'], 1):.1f} ms)"
+            )
     return 0 if ok or args.quick else 1
 
 

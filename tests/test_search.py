@@ -459,6 +459,22 @@ def test_solver_plays_a_win_in_one_that_plain_puct_leaves_unexplored():
     assert int(c4jax.run_mcts(jax.random.key(0), env, 200, solver=False).action) == 36
 
 
+@pytest.mark.parametrize("rows,cols", [(7, 40)])
+def test_first_play_urgency_visits_every_column_of_a_wide_board(rows, cols):
+    # With a uniform prior and min-max Q an unvisited move scores as a loss:
+    # on 7x40, 200 simulations from the empty board visit 2 of the 40
+    # columns.  unvisited_q="parent" (an unvisited move is worth the node's
+    # own value) tries every one.
+    env = c4.make(rows, cols, 4).env_reset()
+    out = c4jax.run_mcts(jax.random.key(0), env, 200, unvisited_q="parent")
+    assert int(np.sum(np.asarray(out.visit_counts) > 0)) == cols
+    if cols == 40:
+        plain = c4jax.run_mcts(jax.random.key(0), env, 200)
+        assert int(np.sum(np.asarray(plain.visit_counts) > 0)) < 10
+    with pytest.raises(ValueError, match="unvisited_q must be one of 'loss', 'parent'"):
+        c4jax.run_mcts(jax.random.key(0), env, 10, unvisited_q="zero")
+
+
 def test_solver_finds_the_trap_that_plain_means_miss():
     # After X's edge opening (cell 2), O's far-corner replies (7, 9) and the
     # edges next to X's lose to a fork.  200 searches of 1600 simulations,

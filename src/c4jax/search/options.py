@@ -14,6 +14,7 @@ __all__ = ["QTRANSFORMS", "SELECTIONS", "SearchOptions", "options_from_kwargs"]
 
 SELECTIONS = ("puct", "uct", "gumbel")
 QTRANSFORMS = ("min_max", "parent_and_siblings", "mix_value")
+UNVISITED_Q = ("loss", "parent")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -73,6 +74,11 @@ class SearchOptions:
       ``num_simulations`` (the last step runs fewer lanes if ``lanes`` does
       not divide it).  1: one simulation at a time (mctx's search).  Not
       with Gumbel.
+    unvisited_q: what the ``"min_max"`` Q transform gives an unvisited
+      action: ``"loss"`` (mctx's rule: it scores 0, so PUCT explores a move
+      only through its prior term) or ``"parent"`` (the node's own value:
+      first-play urgency, as in Leela Zero and KataGo, so that with a
+      uniform prior wide boards get every column tried).
     """
 
     selection: str = "puct"
@@ -94,6 +100,7 @@ class SearchOptions:
     gumbel_scale: float = 1.0
     solver: bool = True
     lanes: int = 1
+    unvisited_q: str = "loss"
 
     def validated(self) -> "SearchOptions":
         """Checks every field; returns ``self`` with ``qtransform`` resolved.
@@ -111,6 +118,7 @@ class SearchOptions:
         choice("selection", SELECTIONS)
         choice("prior", PRIORS)
         choice("rollout_policy", ROLLOUT_POLICIES)
+        choice("unvisited_q", UNVISITED_Q)
         qt = self.qtransform
         if qt is None:
             qt = "mix_value" if self.selection == "gumbel" else "min_max"

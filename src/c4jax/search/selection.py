@@ -30,11 +30,15 @@ from c4jax.search.tree import NO_PARENT, ROOT, UNVISITED, legal_at, node_view
 __all__ = ["Path", "descend", "make_selection", "qtransform", "with_virtual_loss"]
 
 
-def _qtransform_by_min_max(tree: mctx.Tree, node, *, qvalues, min_value, max_value) -> jax.Array:
-    """``mctx.qtransform_by_min_max``'s formula (unvisited actions score 0) on
-    the solver's Q-values (with the solver, proven ±1 at the root)."""
+def _qtransform_by_min_max(tree: mctx.Tree, node, *, qvalues, min_value, max_value,
+                           unvisited="loss") -> jax.Array:
+    """``mctx.qtransform_by_min_max``'s formula on the solver's Q-values
+    (with the solver, proven ±1 at the root).  An unvisited action scores
+    as a loss (0, mctx's rule) or, ``unvisited="parent"``, as the node's own
+    value (first-play urgency)."""
     visits = tree.children_visits[node]
-    score = jnp.where(visits > 0, qvalues(tree, node), min_value)
+    fill = min_value if unvisited == "loss" else tree.node_values[node]
+    score = jnp.where(visits > 0, qvalues(tree, node), fill)
     return (score - min_value) / (max_value - min_value)
 
 
@@ -44,7 +48,7 @@ def qtransform(opts: SearchOptions, solver, at_root: bool):
     if opts.qtransform == "min_max":
         return functools.partial(
             _qtransform_by_min_max, qvalues=functools.partial(solver.qvalues, at_root=at_root),
-            min_value=opts.value_min, max_value=opts.value_max,
+            min_value=opts.value_min, max_value=opts.value_max, unvisited=opts.unvisited_q,
         )
     if opts.qtransform == "parent_and_siblings":
         return mctx.qtransform_by_parent_and_siblings
@@ -114,7 +118,8 @@ def make_selection(opts: SearchOptions, solver, num_simulations: int):
                 qt = qtransform(opts, solver, at_root)
             elif opts.qtransform == "min_max":
                 qt = functools.partial(
-                    _qtransform_by_min_max, qvalues=qvalues, min_value=opts.value_min, max_value=opts.value_max
+                    _qtransform_by_min_max, qvalues=qvalues, min_value=opts.value_min,
+                    max_value=opts.value_max, unvisited=opts.unvisited_q,
                 )
             else:
                 qt = qtransform(opts, solver, at_root)
