@@ -73,7 +73,9 @@ def with_virtual_loss(view: mctx.Tree, qvalues, virtual, loss: float, in_view: b
     Winands & van den Herik 2008).  ``qvalues`` (``float32[A]``) are the
     Q-values selection would see (the solver's proofs applied); with the
     in-flight visits they become ``Q = (n Q + o loss) / (n + o)``, and the
-    view's visit counts ``n + o``.  ``in_view`` (static): also write ``Q``
+    view's children's visit counts ``n + o``.  The node's own visit count is
+    left as it is (adding the in-flight visits there too pushed the descent
+    loop past the size XLA's CPU compiler runs as one kernel).  ``in_view`` (static): also write ``Q``
     into the view (as its rewards, with discount 0) for the Q transforms
     that read ``view.qvalues``."""
     n = view.children_visits[0]
