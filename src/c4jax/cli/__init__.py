@@ -1,0 +1,117 @@
+"""The ``c4jax`` command: play against the AI in the terminal, analyse a
+position, run an arena between two players, time the library.
+
+::
+
+    c4jax play [--game connect4|tictactoe] [--first human|ai] [--simulations N | --think SECONDS] [--show-search]
+    c4jax analyze MOVES [--simulations N | --think SECONDS] [--plot visits.png]
+    c4jax arena PLAYER_A PLAYER_B [--games G] [--out games.jsonl]
+    c4jax bench [--quick]
+
+One module per command (:mod:`c4jax.cli.play`, ``analyze``, ``arena``,
+``bench``), what they share in :mod:`c4jax.cli.common`.  ``main(argv)``
+returns the exit status (0 on success, 2 for a bad argument, which is reported
+as one line on stderr, never as a traceback).  JAX's persistent compilation
+cache is switched on inside :func:`main` (never at import), in
+``$C4JAX_CACHE_DIR`` or ``~/.cache/c4jax/jax`` (``--no-cache`` turns it off),
+so that a second start skips most of the XLA compilation.
+"""
+
+from __future__ import annotations
+
+import time
+
+_START = time.perf_counter()  # as near the process start as an import gets (c4jax imports JAX)
+
+import argparse  # noqa: E402
+import contextlib  # noqa: E402
+import os  # noqa: E402
+import sys  # noqa: E402
+from typing import Sequence  # noqa: E402
+
+import c4jax  # noqa: E402
+from c4jax.cli import analyze, arena, bench, play  # noqa: E402
+from c4jax.cli.common import (  # noqa: E402
+    EXIT_USAGE,
+    PROG,
+    Parser,
+    UsageError,
+    cache_dir,
+    common_parent,
+    console,
+    enable_compilation_cache,
+    game_parent,
+    hard_exit,
+    search_parent,
+)
+
+__all__ = ["main", "build_parser"]
+
+
+MAIN_EPILOG = """\
+examples:
+  c4jax play --game tictactoe
+  c4jax analyze 121212
+  c4jax arena mcts:200 random --games 20
+  c4jax bench --quick
+Run 'c4jax COMMAND --help' for a command's options.
+"""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``c4jax`` argument parser (subcommands play, analyze, arena, bench)."""
+    parser = Parser(
+        prog=PROG,
+        description="Batched Monte Carlo Tree Search for Connect 4 and tic-tac-toe in JAX.",
+        epilog=MAIN_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"{PROG} {c4jax.__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
+    common, game = common_parent(), game_parent()
+    for command in (play, analyze, arena, bench):
+        command.add_parser(sub, game, search_parent, common)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Runs the ``c4jax`` command with ``argv`` (default ``sys.argv[1:]``);
+    returns the exit status."""
+    t_start = _START if argv is None else time.perf_counter()
+    parser = build_parser()
+    try:
+        args = parser.parse_args(None if argv is None else list(argv))
+    except SystemExit as e:  # --help, --version and argparse's one-line errors
+        return e.code if isinstance(e.code, int) else (0 if e.code is None else EXIT_USAGE)
+    if args.command is None:
+        sys.stderr.write(
+            f"{PROG}: error: a command is required: play, analyze, arena or bench (see '{PROG} --help')\n"
+        )
+        return EXIT_USAGE
+    con = console()
+    # Ctrl-C must reach us even if SIGINT was inherited as ignored (nohup, some
+    # CI runners): play, analyze and arena all end cleanly on it.
+    import signal
+
+    with contextlib.suppress(ValueError, OSError):
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    enable_compilation_cache(cache_dir(args))
+    try:
+        return args.func(args, con, t_start)
+    except UsageError as e:
+        sys.stderr.write(f"{PROG} {args.command}: error: {e}\n")
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        sys.stderr.write(f"{PROG} {args.command}: interrupted\n")
+        # Compilation or a search may still be running in XLA's threads; the
+        # interpreter's normal shutdown would crash under them.
+        hard_exit(130)
+        return 130
+    except BrokenPipeError:
+        with contextlib.suppress(OSError):
+            sys.stdout = open(os.devnull, "w")
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

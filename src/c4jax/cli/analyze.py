@@ -1,0 +1,109 @@
+"""``c4jax analyze``: search one position and show every move's statistics."""
+
+from __future__ import annotations
+
+from c4jax.cli.common import (
+    Formatter,
+    UsageError,
+    check_writable,
+    make_game,
+    move_label,
+    parse_moves,
+    search_options,
+    search_table,
+    seed_arg,
+)
+
+ANALYZE_EPILOG = """\
+examples:
+  c4jax analyze 4453                           Connect 4 after columns 4, 4, 5, 3 (1-based)
+  c4jax analyze 121212 -n 2000                 X to move can win in column 1
+  c4jax analyze 4453 --think 2                 two seconds of thinking instead of a count
+  c4jax analyze 1425 --game tictactoe          tic-tac-toe cells 1, 4, 2, 5; X wins at 3
+  c4jax analyze "" --plot visits.png           the empty board, visit counts as a bar chart
+  c4jax analyze 10,11,3 --cols 12 --rows 8     boards wider than 9 columns: commas
+"""
+
+
+def add_parser(sub, game, search_parent, common) -> None:
+    """Adds the ``analyze`` command to the subparsers ``sub``."""
+    p = sub.add_parser(
+        "analyze",
+        parents=[game, search_parent(1000), common],
+        help="search a position and show every move's statistics",
+        description="Search a position with MCTS; show the board and a table of every legal move\n"
+        "(visits, Q-value for the player to move, what the solver proved, prior), the best move marked.",
+        epilog=ANALYZE_EPILOG,
+        formatter_class=Formatter,
+    )
+    p.add_argument(
+        "moves", metavar="MOVES", nargs="?", default="",
+        help="the moves so far, 1-based columns (Connect 4) or cells 1-9 (tic-tac-toe), e.g. 4453; "
+        "empty: the empty board",
+    )
+    p.add_argument("--seed", type=seed_arg, default=0, help="random seed of the search (default: 0)")
+    p.add_argument("--plot", metavar="PNG", default=None, help="write a bar chart of the visit counts (PNG)")
+    p.set_defaults(func=run)
+
+
+def run(args, con, t_start: float) -> int:
+    import numpy as np
+
+    from c4jax.search import run_mcts
+
+    game = make_game(args)
+    env = parse_moves(game, args.moves)
+    if args.plot:
+        check_writable(args.plot, "the plot")
+    if bool(env.done):
+        con.print(game.render_rich(env))
+        raise UsageError(f"MOVES {args.moves!r} is a finished game: nothing to analyze")
+    import jax
+
+    if args.think:
+        from c4jax.search import run_mcts_anytime
+
+        out, sims = run_mcts_anytime(jax.random.key(args.seed), env, args.think, **search_options(args))
+        done = f"{sims} simulations in {args.think:g} s"
+    else:
+        out = run_mcts(jax.random.key(args.seed), env, args.simulations, **search_options(args))
+        done = f"{args.simulations} simulations"
+    legal = np.asarray(game.legal_action_mask(env))
+    con.print(game.render_rich(env))
+    mover = "XO"[int(env.to_move)]
+    title = f"{done}, {mover} to move, value {float(out.value):+.3f}"
+    con.print(search_table(game, out, legal, title, mover, with_prior=True))
+    best = int(out.action)
+    con.print(f"Best move: {move_label(game)} {best + 1}")
+    if args.plot:
+        _plot_visits(args.plot, game, out, legal, args.moves)
+        con.print(f"Wrote the visit counts to {args.plot}")
+    return 0
+
+
+def _plot_visits(path: str, game, out, legal, moves: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    actions = np.flatnonzero(legal)
+    visits = np.asarray(out.visit_counts)[actions]
+    best = int(out.action)
+    fig, ax = plt.subplots(figsize=(max(4.0, 0.6 * len(actions) + 2), 3.5))
+    colors = ["tab:green" if a == best else "tab:blue" for a in actions]
+    ax.bar([str(a + 1) for a in actions], visits, color=colors)
+    ax.set_xlabel(move_label(game))
+    ax.set_ylabel("visits")
+    name = "tic-tac-toe" if game.name == "tictactoe" else repr(game)
+    ax.set_title(f"{name}, moves {moves or '(none)'}: best {move_label(game)} {best + 1}")
+    fig.tight_layout()
+    try:
+        fig.savefig(path, format="png", dpi=100)
+    except OSError as e:
+        raise UsageError(f"cannot write the plot {path!r}: {e.strerror or e}") from None
+    finally:
+        plt.close(fig)
+
+

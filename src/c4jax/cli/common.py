@@ -1,0 +1,337 @@
+"""What the ``c4jax`` commands share: argument types and parent parsers, the
+compilation cache, the console, the game and moves from the arguments, the
+search table, and the one-line usage error."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import pathlib
+import re
+import sys
+from typing import Any
+
+PROG = "c4jax"
+GAMES = ("connect4", "tictactoe")
+EXIT_USAGE = 2
+BEST_MARK = "<- best"
+
+
+class UsageError(Exception):
+    """A bad argument found after parsing: reported as one line, exit 2."""
+
+
+class Parser(argparse.ArgumentParser):
+    """An ArgumentParser whose errors are ONE line on stderr (no usage block)."""
+
+    def error(self, message: str):  # noqa: D401 - argparse API
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+
+
+class Formatter(argparse.RawDescriptionHelpFormatter):
+    """Keeps the epilog's examples as written."""
+
+
+def positive_int(text: str) -> int:
+    if not (text.isascii() and text.strip().lstrip("+-").isdigit() and len(text) <= 12):
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text[:20]!r}")
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
+    return value
+
+
+MAX_SIMULATIONS = 1_000_000  # a tree of 2 N + 2 nodes must fit in memory
+
+
+def simulations_arg(text: str) -> int:
+    value = positive_int(text)
+    if value > MAX_SIMULATIONS:
+        raise argparse.ArgumentTypeError(f"must be at most {MAX_SIMULATIONS:,}, got {value:,}")
+    return value
+
+
+MAX_THINK_SECONDS = 3600.0
+
+
+def seconds_arg(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text[:20]!r}") from None
+    if not (0 < value <= MAX_THINK_SECONDS):
+        raise argparse.ArgumentTypeError(f"must be in (0, {MAX_THINK_SECONDS:g}] seconds, got {text[:20]!r}")
+    return value
+
+
+def int_arg(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+
+
+def seed_arg(text: str) -> int:
+    value = int_arg(text)
+    if not 0 <= value < 2**32:
+        raise argparse.ArgumentTypeError(f"must be in 0..{2**32 - 1}, got {value}")
+    return value
+
+
+def common_parent() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(add_help=False)
+    g = p.add_argument_group("compilation cache")
+    g.add_argument(
+        "--cache-dir",
+        metavar="DIR",
+        default=None,
+        help="JAX persistent compilation cache (default: $C4JAX_CACHE_DIR, else "
+        "$XDG_CACHE_HOME/c4jax/jax or ~/.cache/c4jax/jax)",
+    )
+    g.add_argument("--no-cache", action="store_true", help="do not use the persistent compilation cache")
+    return p
+
+
+def game_parent() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(add_help=False)
+    g = p.add_argument_group("game")
+    g.add_argument("--game", default="connect4", choices=GAMES, help="which game (default: connect4)")
+    g.add_argument("--rows", type=int_arg, default=None, help="Connect 4 board rows, 3..32 (default 6)")
+    g.add_argument("--cols", type=int_arg, default=None, help="Connect 4 board columns, 3..64 (default 7)")
+    g.add_argument(
+        "--connect", type=int_arg, default=None, help="Connect 4 stones in a row to win (default 4)"
+    )
+    return p
+
+
+def search_parent(default_sims: int) -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(add_help=False)
+    g = p.add_argument_group("search")
+    budget = g.add_mutually_exclusive_group()
+    budget.add_argument(
+        "--simulations", "-n", type=simulations_arg, default=default_sims, metavar="N",
+        help=f"MCTS simulations per move (default: {default_sims})",
+    )
+    budget.add_argument(
+        "--think", type=seconds_arg, default=None, metavar="SECONDS",
+        help="think for this many seconds of wall-clock time per search instead "
+        "(c4jax.run_mcts_anytime: chunks of 128 simulations until the time is spent)",
+    )
+    g.add_argument(
+        "--prior", default="uniform", choices=("uniform", "heuristic"),
+        help="prior of the search: uniform, or heuristic (win, else block); default: uniform",
+    )
+    g.add_argument(
+        "--no-solver", action="store_true",
+        help="plain mean backups: no proofs of wins, draws and losses in the tree "
+        "(the 'proven' column stays empty)",
+    )
+    return p
+
+
+def search_options(args) -> dict:
+    """The run_mcts keywords the command line sets."""
+    return {"prior": args.prior, "solver": not args.no_solver}
+
+
+def cache_dir(args) -> pathlib.Path | None:
+    if getattr(args, "no_cache", False):
+        return None
+    if getattr(args, "cache_dir", None):
+        return pathlib.Path(args.cache_dir).expanduser()
+    env = os.environ.get("C4JAX_CACHE_DIR")
+    if env is not None:
+        return pathlib.Path(env).expanduser() if env.strip() else None  # empty: off
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return pathlib.Path(base) / "c4jax" / "jax"
+
+
+def enable_compilation_cache(path: pathlib.Path | None) -> pathlib.Path | None:
+    """Switches on JAX's persistent compilation cache in ``path`` (every
+    compiled function, however quick to compile).  Returns the directory used,
+    or ``None`` (no path, or it cannot be created: the cache is then off)."""
+    if path is None:
+        return None
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return None
+    if not os.access(path, os.W_OK):
+        return None
+    import jax
+
+    jax.config.update("jax_compilation_cache_dir", str(path))
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
+    jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
+    return path
+
+
+def make_game(args):
+    """The game named by ``--game/--rows/--cols/--connect``; UsageError for a
+    bad size (connect4.make's message)."""
+    from c4jax import connect4, tictactoe
+
+    sizes = {k: getattr(args, k) for k in ("rows", "cols", "connect")}
+    if args.game == "tictactoe":
+        given = [f"--{k}" for k, v in sizes.items() if v is not None]
+        if given:
+            raise UsageError(f"{'/'.join(given)} {'applies' if len(given) == 1 else 'apply'} to connect4 only, not to tictactoe")
+        return tictactoe.GAME
+    try:
+        return connect4.make(
+            6 if sizes["rows"] is None else sizes["rows"],
+            7 if sizes["cols"] is None else sizes["cols"],
+            4 if sizes["connect"] is None else sizes["connect"],
+        )
+    except ValueError as e:
+        raise UsageError(f"bad board size: {e}") from None
+
+
+def parse_moves(game, text: str):
+    """An Env from a MOVES argument; UsageError naming the bad move."""
+    text = text.strip()
+    moves: Any = text
+    if game.name == "connect4" and game.cols > 9 and text:
+        moves = []
+        for i, tok in enumerate(t for t in re.split(r"[,\s]+", text) if t):
+            if not (tok.isascii() and tok.isdigit() and len(tok) <= 9):
+                raise UsageError(f"bad MOVES {text!r}: move {i} is {tok!r}: expected a column 1..{game.cols}")
+            moves.append(int(tok))
+    try:
+        return game.from_moves(moves)
+    except ValueError as e:
+        raise UsageError(f"bad MOVES {text!r}: {e}") from None
+
+
+def check_writable(path: str, what: str) -> None:
+    """UsageError unless a file can be written at ``path`` (checked before the
+    work starts, without creating the file)."""
+    p = pathlib.Path(path).expanduser()
+    if p.is_dir():
+        raise UsageError(f"cannot write {what} {path!r}: it is a directory")
+    parent = p.parent
+    if not parent.is_dir():
+        raise UsageError(f"cannot write {what} {path!r}: no such directory {str(parent)!r}")
+    if (p.exists() and not os.access(p, os.W_OK)) or not os.access(parent, os.W_OK | os.X_OK):
+        raise UsageError(f"cannot write {what} {path!r}: permission denied")
+
+
+def console(**kw):
+    from rich.console import Console
+
+    return Console(highlight=False, **kw)
+
+
+def fmt_q(q: float) -> str:
+    return f"{q:+.3f}"
+
+
+def move_label(game) -> str:
+    return "cell" if game.name == "tictactoe" else "column"
+
+
+def principal_variation(tree, action: int, max_len: int = 12) -> list[int]:
+    """The line that starts with root ``action`` and then follows the most
+    visited child, in a one-game tree (numpy arrays ``[1, N, ...]`` or
+    ``[N, ...]``); 0-based actions."""
+    import numpy as np
+
+    index = np.asarray(tree.children_index)
+    visits = np.asarray(tree.children_visits)
+    if index.ndim == 3:
+        index, visits = index[0], visits[0]
+    line = [int(action)]
+    node = int(index[0, action])
+    while node >= 0 and len(line) < max_len:
+        v = visits[node]
+        if v.max() <= 0:
+            break
+        a = int(np.argmax(v))
+        line.append(a)
+        node = int(index[node, a])
+    return line
+
+
+def proven_result(lower: float, upper: float, plies: int = 0) -> str:
+    """What the solver proved about a move, from its bounds
+    (``SearchOutput.qvalue_lower/upper``, for the player to move) and the
+    plies to the end along the proof (``SearchOutput.proven_plies``):
+    "win in 3" (plies, the move itself counted), "loss in 4", "draw",
+    ">= draw", "<= draw" or "" (nothing)."""
+    if lower >= 1.0:
+        return f"win in {plies}" if plies else "win"
+    if upper <= -1.0:
+        return f"loss in {plies}" if plies else "loss"
+    if lower == upper == 0.0:
+        return "draw"
+    if lower >= 0.0:
+        return ">= draw"
+    if upper <= 0.0:
+        return "<= draw"
+    return ""
+
+
+def search_table(game, out, legal, title: str, mover: str, with_prior: bool = False):
+    """A rich Table of one search: per legal move its visits, visit share,
+    Q-value (for the player to move), what the solver proved about it,
+    optionally its prior, and the principal variation (1-based), the chosen
+    move marked ``<- best``; ``mover`` ("X"
+    or "O") names the player to move in the Q column.  ``out`` is a
+    :class:`c4jax.SearchOutput` of one game (its ``search_tree`` ``[1, ...]``)."""
+    import numpy as np
+    from rich.table import Table
+
+    tree = host(out.search_tree)
+    visits = np.asarray(out.visit_counts).reshape(-1)
+    qvalues = np.asarray(out.qvalues).reshape(-1)
+    q_lower = np.asarray(out.qvalue_lower).reshape(-1)
+    q_plies = np.asarray(out.proven_plies).reshape(-1)
+    q_upper = np.asarray(out.qvalue_upper).reshape(-1)
+    best = int(np.asarray(out.action).reshape(-1)[0])
+    total = max(int(visits.sum()), 1)
+    t = Table(title=title, title_justify="left")
+    t.add_column(move_label(game), justify="right")
+    t.add_column("visits", justify="right")
+    t.add_column("share", justify="right")
+    t.add_column(f"Q for {mover}", justify="right")
+    t.add_column("proven", justify="right")
+    if with_prior:
+        logits = np.asarray(tree.children_prior_logits)[0, 0].astype(np.float64)
+        logits = np.where(legal, logits, -np.inf)
+        prior = np.exp(logits - logits.max())
+        prior = prior / prior.sum()
+        t.add_column("prior", justify="right")
+    t.add_column("principal variation")
+    t.add_column("")
+    for a in np.flatnonzero(legal):
+        a = int(a)
+        pv = principal_variation(tree, a) if visits[a] > 0 else [a]
+        row = [
+            str(a + 1),
+            f"{int(visits[a])}",
+            f"{100.0 * visits[a] / total:.1f}%",
+            fmt_q(float(qvalues[a])) if visits[a] > 0 else "-",
+            proven_result(float(q_lower[a]), float(q_upper[a]), int(q_plies[a])),
+        ]
+        if with_prior:
+            row.append(f"{prior[a]:.3f}")
+        row += [" ".join(str(m + 1) for m in pv), BEST_MARK if a == best else ""]
+        t.add_row(*row, style="bold green" if a == best else None)
+    return t
+
+
+def host(tree):
+    import jax
+
+    return jax.device_get(tree)
+
+
+def hard_exit(code: int) -> None:
+    """Flushes the output and ends the process at once (``os._exit``)."""
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(code)
+
+

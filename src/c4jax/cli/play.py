@@ -1,0 +1,380 @@
+"""``c4jax play``: a game against the MCTS AI in the terminal (OpenSpiel's
+``examples/mcts.py`` and ``bots/human.py`` are the model: players by flag,
+search statistics per move on request, re-prompt on bad input, the legal moves
+on an empty line, a clean exit with a summary on Ctrl-C or EOF)."""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+import sys
+import threading
+import time
+
+from c4jax.cli.common import (
+    Formatter,
+    fmt_q,
+    hard_exit,
+    make_game,
+    move_label,
+    search_options,
+    search_table,
+    seed_arg,
+)
+
+PLAY_EPILOG = """\
+examples:
+  c4jax play                                  Connect 4, you move first, 1000 simulations
+  c4jax play --first ai --show-search         the AI opens and shows its search per move
+  c4jax play --game tictactoe --seed 7        tic-tac-toe (cells 1-9, row by row)
+  c4jax play --rows 5 --cols 5 --connect 4 -n 400
+  c4jax play --think 0.5                      the AI thinks half a second per move
+
+at the prompt: a column (Connect 4, 1-based) or a cell 1-9 (tic-tac-toe);
+  hint   what the AI would play here (a search; nothing is played)
+  undo   take back your last move and the AI's answer
+  quit   stop (so do Ctrl-C and Ctrl-D); an empty line lists the legal moves
+"""
+
+
+def add_parser(sub, game, search_parent, common) -> None:
+    """Adds the ``play`` command to the subparsers ``sub``."""
+    p = sub.add_parser(
+        "play",
+        parents=[game, search_parent(1000), common],
+        help="play against the MCTS AI in the terminal",
+        description="Play Connect 4 or tic-tac-toe against MCTS in the terminal.",
+        epilog=PLAY_EPILOG,
+        formatter_class=Formatter,
+    )
+    p.add_argument(
+        "--first", choices=("human", "ai"), default="human",
+        help="who moves first and plays X (default: human)",
+    )
+    p.add_argument(
+        "--seed", type=seed_arg, default=None, help="random seed of the AI (default: random, printed)"
+    )
+    p.add_argument(
+        "--show-search", action="store_true",
+        help="after each AI move (and hint), a table of every legal move: visit share, Q-value, "
+        "what the solver proved (win/draw/loss), principal variation",
+    )
+    p.set_defaults(func=run)
+
+
+class _AI:
+    """The MCTS side of the terminal game: one jitted search with a tree of
+    fixed capacity ``2 N + 2`` kept between moves (subtree reuse)."""
+
+    def __init__(self, game, num_simulations: int, seed: int, options: dict, think: float | None = None):
+        import jax
+
+        from c4jax.reuse import empty_tree, get_subtree
+        from c4jax.search import run_mcts, run_mcts_anytime
+        from c4jax.search.anytime import anytime_capacity
+
+        self.game = game
+        self.n = num_simulations
+        self.think = think
+        self.capacity = anytime_capacity(think, 128) if think else 2 * num_simulations + 2
+        self.key = jax.random.key(seed)
+
+        def search(key, ply, salt, env, tree):
+            k = jax.random.fold_in(jax.random.fold_in(key, ply), salt)
+            envs = jax.tree.map(lambda x: x[None], env)
+            return run_mcts(k, envs, num_simulations, tree=tree, **options)
+
+        def think_search(key, ply, salt, env, tree, seconds=think):
+            k = jax.random.fold_in(jax.random.fold_in(key, ply), salt)
+            envs = jax.tree.map(lambda x: x[None], env)
+            out, self.n = run_mcts_anytime(k, envs, seconds, tree=tree, **options)
+            return out
+
+        def fresh(env):
+            return empty_tree(jax.tree.map(lambda x: x[None], env), self.capacity)
+
+        # With a time budget, the anytime driver (compiled ahead of time by
+        # itself) replaces the jitted search of a fixed simulation count.
+        self._search = think_search if think else jax.jit(search)
+        self._warm_search = functools.partial(think_search, seconds=0.001) if think else self._search
+        self._cut = jax.jit(get_subtree)
+        self._fresh = jax.jit(fresh)
+        self._legal = jax.jit(game.legal_action_mask)
+        self.tree = None
+        self._warm: dict[str, threading.Thread] = {}
+
+    def reset(self, env) -> None:
+        """Forget the tree: the next search starts from ``env`` afresh."""
+        self.tree = self._fresh(env)
+
+    def warm_up(self, env) -> None:
+        """Compiles the search and the tree cut, each in a background thread,
+        while the human thinks; :meth:`wait` joins them."""
+        import jax
+
+        tree = self.tree
+
+        def search():
+            jax.block_until_ready(self._warm_search(self.key, 0, 2, env, tree).action)
+
+        def cut():
+            jax.block_until_ready(self._cut(tree, 0))
+
+        self._warm = {
+            name: threading.Thread(target=fn, name=f"c4jax-warm-up-{name}", daemon=True)
+            for name, fn in (("search", search), ("cut", cut))
+        }
+        for t in self._warm.values():
+            t.start()
+
+    def busy(self) -> bool:
+        """Whether a warm-up thread is still running."""
+        return any(t.is_alive() for t in self._warm.values())
+
+    def wait(self, which: str | None = None) -> None:
+        """Joins the warm-up of ``which`` ("search" or "cut"; default both)."""
+        for name in [which] if which else list(self._warm):
+            t = self._warm.get(name)
+            if t is not None:
+                t.join()  # an interrupted join leaves the thread listed (see busy)
+                self._warm.pop(name, None)
+
+    def legal(self, env):
+        import numpy as np
+
+        return np.asarray(self._legal(env))
+
+    def search(self, env, ply: int, hint: bool = False):
+        """One search from ``env`` (the tree's root); the tree is kept only
+        for a real move (:meth:`played` then cuts it).  Returns the
+        :class:`c4jax.SearchOutput` (batch of one) as numpy arrays."""
+        import jax
+
+        self.wait("search")
+        out = self._search(self.key, ply, 1 if hint else 0, env, self.tree)
+        if not hint:
+            self.tree = out.search_tree
+        return jax.device_get(out)
+
+    def played(self, action: int) -> None:
+        """Keeps the subtree of the move just played (either side's)."""
+        self.wait("cut")
+        self.tree = self._cut(self.tree, action)
+
+
+class _Game:
+    """The state of a terminal game: the moves so far (0-based)."""
+
+    def __init__(self, game, human: int):
+        self.game = game
+        self.human = human  # 0: the human is X (moves first), 1: O
+        self.moves: list[int] = []
+        self.env = game.env_reset()
+
+    def push(self, action: int) -> None:
+        self.moves.append(action)
+        self.env = self.game.from_moves([m + 1 for m in self.moves])
+
+    def pop(self, n: int) -> None:
+        del self.moves[len(self.moves) - n:]
+        self.env = self.game.from_moves([m + 1 for m in self.moves])
+
+    @property
+    def ply(self) -> int:
+        return len(self.moves)
+
+    @property
+    def done(self) -> bool:
+        return bool(self.env.done)
+
+    @property
+    def to_move(self) -> int:
+        return self.ply % 2
+
+    def result(self) -> str:
+        if not self.done:
+            return f"undecided, {'XO'[self.to_move]} to move"
+        w = int(self.env.winner)
+        if w < 0:
+            return "draw"
+        return f"{'XO'[w]} wins ({'you' if w == self.human else 'the AI'})"
+
+    def summary(self, stopped: bool) -> str:
+        moves = " ".join(str(m + 1) for m in self.moves) or "none"
+        n = self.ply
+        head = "Stopped" if stopped else "Game over"
+        res = "result so far" if stopped else "result"
+        return f"{head}: {n} move{'s' if n != 1 else ''} played ({moves}); {res}: {self.result()}."
+
+
+def _search_title(what: str, out) -> str:
+    return f"{what}: {int(out.visit_counts.sum())} root visits, value {float(out.value[0]):+.3f}"
+
+
+_PENDING = bytearray()  # bytes read from stdin but not yet returned as a line
+
+
+def _read_move(prompt: str) -> str:
+    """One line from the player.  On POSIX the wait polls stdin with
+    ``select`` (reading the file descriptor itself, so no line hides in a
+    Python buffer) instead of blocking in ``input()``: the kernel may deliver
+    Ctrl-C's SIGINT to one of JAX's or the warm-up's threads, and a main
+    thread blocked in a read would then never see it.  Polling runs Python
+    code in the main thread every 0.1 s, so the KeyboardInterrupt comes at
+    once.  Raises ``EOFError`` at end of input."""
+    import select
+
+    try:
+        fileno = sys.stdin.fileno()
+    except (AttributeError, OSError, ValueError):
+        fileno = None
+    if fileno is None or os.name != "posix":
+        return input(prompt)
+    sys.stdout.write(prompt)
+    sys.stdout.flush()
+    while b"\n" not in _PENDING:
+        ready, _, _ = select.select([fileno], [], [], 0.1)
+        if not ready:
+            continue
+        chunk = os.read(fileno, 4096)
+        if not chunk:  # end of input
+            if not _PENDING:
+                raise EOFError
+            _PENDING.extend(b"\n")
+        _PENDING.extend(chunk)
+    line, _, rest = bytes(_PENDING).partition(b"\n")
+    _PENDING[:] = rest
+    return line.decode("utf-8", errors="replace").rstrip("\r")
+
+
+def _legal_text(game, legal) -> str:
+    import numpy as np
+
+    return f"Legal moves: {' '.join(str(int(a) + 1) for a in np.flatnonzero(legal))}"
+
+
+def run(args, con, t_start: float) -> int:
+    game = make_game(args)
+    seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(3), "little")
+    human = 0 if args.first == "human" else 1
+    state = _Game(game, human)
+    ai = _AI(game, args.simulations, seed, search_options(args), think=args.think)
+    ai.reset(state.env)
+    label = move_label(game)
+    n_actions = game.num_actions
+    gname = "tic-tac-toe" if game.name == "tictactoe" else (
+        "Connect 4" if (game.rows, game.cols, game.connect) == (6, 7, 4)
+        else f"Connect {game.connect} on {game.rows}x{game.cols}"
+    )
+    con.print(
+        f"[bold]c4jax play[/bold]: {gname}. You are [bold]{'XO'[human]}[/bold] and move "
+        f"{'first' if human == 0 else 'second'}."
+    )
+    per_move = f"{args.think:g} s of thinking" if args.think else f"{args.simulations} simulations"
+    con.print(f"The AI is MCTS, {per_move} per move (seed {seed}).")
+    con.print(
+        f"Type a {label} 1-{n_actions}, or [bold]hint[/bold], [bold]undo[/bold], "
+        "[bold]quit[/bold] (an empty line lists the legal moves)."
+    )
+    first_ai_move = True
+    stopped = True
+    if human == 0:
+        ai.warm_up(state.env)
+    try:
+        con.print(game.render_rich(state.env))
+        while not state.done:
+            legal = ai.legal(state.env)
+            if state.to_move != human:
+                t0 = time.perf_counter()
+                out = ai.search(state.env, state.ply)
+                dt = time.perf_counter() - t0
+                action = int(out.action[0])
+                if args.show_search:
+                    title = _search_title("AI search", out)
+                    con.print(search_table(game, out, legal, title, "XO"[state.to_move]))
+                since = f", {time.perf_counter() - t_start:.1f} s after start" if first_ai_move else ""
+                con.print(
+                    f"AI ({'XO'[state.to_move]}) plays {label} [bold]{action + 1}[/bold]"
+                    f"  ({ai.n} simulations in {dt:.2f} s{since})"
+                )
+                first_ai_move = False
+                ai.played(action)
+                state.push(action)
+                con.print(game.render_rich(state.env))
+                continue
+            try:
+                text = _read_move(f"Your move ({'XO'[human]}), {label} 1-{n_actions} [hint/undo/quit]: ")
+            except EOFError:
+                con.print()
+                break
+            cmd = text.strip().lower()
+            if cmd in ("q", "quit", "exit"):
+                break
+            if cmd in ("help", "h", "?"):
+                con.print(f"Type a {label} 1-{n_actions}; hint: what the AI would play; undo: take back "
+                          "your last move and the AI's; quit: stop.")
+                con.print(_legal_text(game, legal))
+                continue
+            if cmd == "hint":
+                out = ai.search(state.env, state.ply, hint=True)
+                a = int(out.action[0])
+                share = float(out.action_weights[0, a])
+                q = float(out.qvalues[0, a])
+                if args.show_search:
+                    title = _search_title("Hint search", out)
+                    con.print(search_table(game, out, legal, title, "XO"[state.to_move]))
+                con.print(
+                    f"Hint: the AI would play {label} [bold]{a + 1}[/bold] "
+                    f"(visit share {100 * share:.0f}%, Q {fmt_q(q)})"
+                )
+                continue
+            if cmd == "undo":
+                if state.ply < 2:
+                    con.print("Nothing to undo.")
+                else:
+                    state.pop(2)
+                    ai.reset(state.env)
+                    con.print("Took back your last move and the AI's.")
+                    con.print(game.render_rich(state.env))
+                continue
+            error = None
+            if not cmd:
+                error = f"Type a {label} number 1-{n_actions}, or hint, undo, quit."
+            elif not re.fullmatch(r"[+-]?[0-9]{1,9}", cmd, flags=re.ASCII):
+                shown = text.strip() if len(text.strip()) <= 20 else text.strip()[:20] + "..."
+                error = f"{shown!r} is not a move: type a {label} number 1-{n_actions}."
+            else:
+                m = int(cmd)
+                if not 1 <= m <= n_actions:
+                    error = f"There is no {label} {m}: {label}s are 1-{n_actions}."
+                elif not legal[m - 1]:
+                    error = f"Column {m} is full." if label == "column" else f"Cell {m} is taken."
+            if error is not None:
+                con.print(error, style="red", markup=False)
+                con.print(_legal_text(game, legal))
+                continue
+            action = int(cmd) - 1
+            ai.played(action)
+            state.push(action)
+            con.print(game.render_rich(state.env))
+        else:
+            stopped = False
+            w = int(state.env.winner)
+            msg = "Nobody wins." if w < 0 else ("You win!" if w == human else "The AI wins.")
+            con.print(f"[bold]{msg}[/bold]")
+    except KeyboardInterrupt:
+        con.print()
+        interrupted = True
+    else:
+        interrupted = False
+    con.print(state.summary(stopped))
+    if interrupted or ai.busy():
+        # A search may still be running in XLA's threads (a warm-up, or the
+        # AI's own move that Ctrl-C interrupted): leave now rather than wait
+        # for it, and without the interpreter's shutdown, which aborts
+        # (SIGABRT) while XLA threads are running.
+        hard_exit(0)
+    return 0
+
+
