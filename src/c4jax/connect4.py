@@ -1,10 +1,19 @@
-"""Connect 4 of any size (connect-N) as pure, unbatched JAX functions.
+"""Connect 4 of any size (connect-N) as pure JAX functions.
 
 The module-level functions play the standard game: 6 rows, 7 columns, four in
 a row.  ``make(rows, cols, connect)`` returns a :class:`Connect4` whose methods
 are the same functions for another board.  Every function works eagerly, under
-``jax.jit`` and under ``jax.vmap`` (a batch is a leading axis on every field of
-:class:`~c4jax.env.Env`).
+``jax.jit`` and under ``jax.vmap``.
+
+Batches: every ``jit``-able function (``env_step``, ``legal_action_mask``,
+``winning_moves``, ``rollout``, ``heuristic_rollout``, ``board_array``) takes
+one game or a batch of games (an :class:`~c4jax.env.Env` with the same leading
+batch axes on every array field) and ``vmap`` s itself over the batch;
+``env_step`` then takes one action per game, the rollouts one key (split into
+one per game) or one key per game (:func:`c4jax.env.one_game_or_batch`).
+Shapes below are for one game; a batch puts its axes in front.  The host-side
+functions (``from_moves``, ``render``, ``render_rich``) take one game;
+``render`` and ``render_rich`` raise ``ValueError`` for a batch.
 
 Rules (the contract the search relies on):
 
@@ -33,7 +42,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from c4jax.env import NO_WINNER, Env, as_action, check_game, finish_step, playout
+from c4jax.env import NO_WINNER, Env, as_action, check_game, finish_step, one_game_or_batch, playout
+from c4jax.keys import as_key
 
 __all__ = [
     "Connect4",
@@ -162,17 +172,19 @@ class Connect4:
             game=self,
         )
 
+    @one_game_or_batch()
     def legal_action_mask(self, env: Env) -> jax.Array:
         """``bool[cols]``: the columns that are not full; all False once done."""
         check_game(self, env)
         occupied = env.stones[..., 0, :] | env.stones[..., 1, :]
         return (occupied != jnp.uint32(self._full)) & ~env.done[..., None]
 
+    @one_game_or_batch()
     def env_step(self, env: Env, action: jax.Array) -> tuple[Env, jax.Array, jax.Array]:
         """Plays ``action`` for the player to move.
 
         Args:
-          env: one game (unbatched; ``jax.vmap`` for a batch).
+          env: one game, or a batch (then ``action`` has one column per game).
           action: ``int32[]`` column, 0-based.  Any integer is accepted: one
             outside ``[0, cols)`` or a full column is an illegal move.
         Returns:
@@ -195,6 +207,7 @@ class Connect4:
         )
         return finish_step(env, new_stones, action, legal, legal & self._has_line(mine))
 
+    @one_game_or_batch()
     def winning_moves(self, env: Env) -> jax.Array:
         """``bool[cols]``: the columns that win at once for the player to move.
 
@@ -209,6 +222,9 @@ class Connect4:
 
     def _rollout(self, key: jax.Array, env: Env, heuristic: bool) -> jax.Array:
         check_game(self, env)
+        key = as_key(key)
+        if key.shape != ():
+            raise ValueError(f"a rollout of one game takes one key; got keys of shape {key.shape}")
         full = jnp.uint32(self._full)
         return playout(
             key,
@@ -221,6 +237,7 @@ class Connect4:
             heuristic=heuristic,
         )
 
+    @one_game_or_batch(key=0)
     def rollout(self, key: jax.Array, env: Env) -> jax.Array:
         """Plays uniformly random legal moves to the end of the game.
 
@@ -228,7 +245,7 @@ class Connect4:
           key: a JAX PRNG key; it is consumed (one 32-bit seed drives a
             counter-based hash for every ply, so the rollout is deterministic
             for a key).
-          env: one game (``jax.vmap`` for a batch).
+          env: one game, or a batch (then ``key`` is one key or one per game).
         Returns:
           ``float32[]``: the result for the player to move in ``env``: +1
           win, 0 draw, -1 loss.  On a finished game nothing is played and the
@@ -241,6 +258,7 @@ class Connect4:
         """
         return self._rollout(key, env, heuristic=False)
 
+    @one_game_or_batch(key=0)
     def heuristic_rollout(self, key: jax.Array, env: Env) -> jax.Array:
         """Like :meth:`rollout`, but each ply wins at once if it can, else
         blocks the opponent's immediate win, else plays uniformly at random
@@ -320,6 +338,7 @@ class Connect4:
             game=self,
         )
 
+    @one_game_or_batch()
     def board_array(self, env: Env) -> jax.Array:
         """``int8[..., rows, cols]``: 0 empty, 1 player 0 (X), 2 player 1 (O);
         row 0 is the top row, as drawn."""
@@ -340,9 +359,21 @@ class Connect4:
         lines.append(status_line(env))
         return "\n".join(lines)
 
-    def render_rich(self, env: Env):
+    def render_rich(self, env: Env, *, ascii_only: bool = False, width: int | None = None):
         """A coloured :class:`rich.text.Text` of one game for the terminal
-        (red X, yellow O, the last move underlined)."""
+        (red X, yellow O, the last move underlined, then the column numbers
+        1-based and a status line).
+
+        Args:
+          env: one game (a batch raises ``ValueError``).
+          ascii_only: draw empty cells as ``.`` instead of ``\u00b7`` (for
+            outputs whose encoding has no such glyph).
+          width: the characters a line may take (the terminal's or a pipe's
+            width).  A board that is wider in the usual drawing (each cell
+            right-aligned under its column number) is drawn one character per
+            cell, the column numbers written downwards over as many lines as
+            their digits, so that no row breaks.  ``None``: the usual drawing.
+        """
         from rich.text import Text
 
         grid = _unbatched_grid(self, env)
@@ -352,7 +383,12 @@ class Connect4:
             col = grid[:, last]
             nz = np.nonzero(col)[0]
             top = int(nz[0]) if len(nz) else -1
-        w = len(str(self.cols)) + 1
+        digits = len(str(self.cols))
+        w = digits + 1
+        compact = width is not None and self.cols * w > width
+        if compact:
+            w = 1
+        empty = "." if ascii_only else "\u00b7"
         text = Text()
         for r, row in enumerate(grid):
             for c, v in enumerate(row):
@@ -360,9 +396,15 @@ class Connect4:
                 if r == top and c == last:
                     style += " underline"
                 text.append(" " * (w - 1))
-                text.append("·XO"[int(v)], style=style)
+                text.append((empty + "XO")[int(v)], style=style)
             text.append("\n")
-        text.append("".join(str(c + 1).rjust(w) for c in range(self.cols)), style="cyan")
+        if compact:
+            # Column numbers written downwards: line i holds digit i of each
+            # number, right-aligned (column 12 of 30: " ", "1", "2" -> "1" over "2").
+            labels = [str(c + 1).rjust(digits) for c in range(self.cols)]
+            text.append("\n".join("".join(s[i] for s in labels) for i in range(digits)), style="cyan")
+        else:
+            text.append("".join(str(c + 1).rjust(w) for c in range(self.cols)), style="cyan")
         text.append("\n" + status_line(env))
         return text
 

@@ -24,12 +24,13 @@ Players are numbered 0 (the first player, drawn ``X``) and 1 (``O``).
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Protocol
+import functools
+from typing import Protocol
 
 import jax
 import jax.numpy as jnp
 
-__all__ = ["Env", "Game", "NO_WINNER"]
+__all__ = ["Env", "Game", "NO_WINNER", "one_game_or_batch"]
 
 NO_WINNER = -1
 
@@ -51,7 +52,8 @@ class Env:
         or drawn).  An illegal move makes the mover's opponent the winner.
       last_action: ``int32[]``, the last action taken (0-based), -1 at the
         start.
-      game: the static game description (a hashable :class:`Game`).
+      game: the static game description (a hashable :class:`Game`: a
+        :class:`~c4jax.connect4.Connect4` or :class:`~c4jax.tictactoe.TicTacToe`).
     """
 
     stones: jax.Array
@@ -60,7 +62,7 @@ class Env:
     done: jax.Array
     winner: jax.Array
     last_action: jax.Array
-    game: Any = dataclasses.field(metadata=dict(static=True))
+    game: Game = dataclasses.field(metadata=dict(static=True))
 
     @property
     def batch_shape(self) -> tuple[int, ...]:
@@ -239,7 +241,7 @@ def as_action(action) -> jax.Array:
     if not jnp.issubdtype(a.dtype, jnp.integer):
         raise ValueError(f"action must be an integer, got dtype {a.dtype} ({action!r})")
     if a.shape != ():
-        raise ValueError(f"action must be a scalar (jax.vmap env_step for a batch); got shape {a.shape}")
+        raise ValueError(f"action must be a scalar for one game (a batch of games takes one per game); got shape {a.shape}")
     if jnp.iinfo(a.dtype).max > jnp.iinfo(jnp.int32).max:
         a = jnp.where(a > jnp.iinfo(jnp.int32).max, -1, a)
     return a.astype(jnp.int32)
@@ -255,3 +257,53 @@ def check_game(game, env: Env) -> None:
             f"this Env is {env.game!r}, not {game!r}: use its own game's functions "
             "(env.game.env_step, ...)"
         )
+
+
+def one_game_or_batch(*, key: int | None = None):
+    """Decorates a game method ``method(self, *args)`` written for one game so
+    that it also takes a batch: the convention of every jit-able game function
+    (``legal_action_mask``, ``env_step``, ``winning_moves``, ``rollout``,
+    ``heuristic_rollout``, ``board_array``).
+
+    With an :class:`Env` of batch shape ``S`` (``(B,)``, or more axes) among
+    ``args``, the method is ``jax.vmap`` ped over each axis of ``S``; every
+    other argument must then carry ``S`` in front (an action per game), except
+    the argument at position ``key`` (a PRNG key), which may also be one key,
+    split into one per game (:func:`c4jax.keys.keys_for_games`).  Under an
+    outer ``vmap`` each game is unbatched and the method runs as written.
+
+    Raises:
+      ValueError: an argument without the games' batch shape, naming it.
+    """
+
+    def decorate(method):
+        @functools.wraps(method)
+        def wrapper(self, *args):
+            env = next((a for a in args if isinstance(a, Env)), None)
+            batch = env.batch_shape if env is not None else ()
+            if not batch:
+                return method(self, *args)
+            check_game(self, env)
+            args = list(args)
+            for i, a in enumerate(args):
+                if a is env:
+                    continue
+                if i == key:
+                    from c4jax.keys import keys_for_games
+
+                    args[i] = keys_for_games(a, batch)
+                    continue
+                shape = tuple(jnp.shape(a))
+                if shape[: len(batch)] != batch:
+                    raise ValueError(
+                        f"{method.__name__} of a batch of games (batch shape {batch}) needs one "
+                        f"value per game in argument {i}; got shape {shape}"
+                    )
+            fn = functools.partial(method, self)
+            for _ in batch:
+                fn = jax.vmap(fn)
+            return fn(*args)
+
+        return wrapper
+
+    return decorate

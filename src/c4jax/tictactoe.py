@@ -1,5 +1,7 @@
-"""Tic-tac-toe as pure, unbatched JAX functions (same contract as
-:mod:`c4jax.connect4`).
+"""Tic-tac-toe as pure JAX functions (same contract as :mod:`c4jax.connect4`,
+batches included: the jit-able functions, :func:`perfect_action_values` too,
+take one game or a batch and ``vmap`` themselves; :func:`solve`,
+``from_moves`` and the drawings take one game).
 
 Actions are the cells, 0-based, row by row from the top left::
 
@@ -25,7 +27,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from c4jax.env import NO_WINNER, Env, as_action, check_game, finish_step, playout
+from c4jax.env import NO_WINNER, Env, as_action, check_game, finish_step, one_game_or_batch, playout
+from c4jax.keys import as_key
 
 __all__ = [
     "TicTacToe",
@@ -120,12 +123,14 @@ class TicTacToe:
             game=self,
         )
 
+    @one_game_or_batch()
     def legal_action_mask(self, env: Env) -> jax.Array:
         """``bool[9]``: the empty cells; all False once the game is over."""
         check_game(self, env)
         occupied = env.stones[..., 0, 0] | env.stones[..., 1, 0]
         return ~self._cells(occupied) & ~env.done[..., None]
 
+    @one_game_or_batch()
     def env_step(self, env: Env, action: jax.Array) -> tuple[Env, jax.Array, jax.Array]:
         """Marks cell ``action`` (``int32[]``, 0-based) for the player to move.
 
@@ -152,6 +157,7 @@ class TicTacToe:
         )[:, None]
         return finish_step(env, new_stones, action, legal, legal & self._has_line(mine))
 
+    @one_game_or_batch()
     def winning_moves(self, env: Env) -> jax.Array:
         """``bool[9]``: cells that win at once for the player to move."""
         check_game(self, env)
@@ -161,6 +167,9 @@ class TicTacToe:
 
     def _rollout(self, key: jax.Array, env: Env, heuristic: bool) -> jax.Array:
         check_game(self, env)
+        key = as_key(key)
+        if key.shape != ():
+            raise ValueError(f"a rollout of one game takes one key; got keys of shape {key.shape}")
         return playout(
             key,
             env,
@@ -172,12 +181,14 @@ class TicTacToe:
             heuristic=heuristic,
         )
 
+    @one_game_or_batch(key=0)
     def rollout(self, key: jax.Array, env: Env) -> jax.Array:
         """Uniformly random play to the end; ``float32[]`` result (+1/0/-1) for
         the player to move in ``env``.  Same contract as
         :meth:`c4jax.connect4.Connect4.rollout`; the key is consumed."""
         return self._rollout(key, env, heuristic=False)
 
+    @one_game_or_batch(key=0)
     def heuristic_rollout(self, key: jax.Array, env: Env) -> jax.Array:
         """Rollout that wins at once if it can, else blocks, else plays at random."""
         return self._rollout(key, env, heuristic=True)
@@ -234,6 +245,7 @@ class TicTacToe:
             game=self,
         )
 
+    @one_game_or_batch()
     def board_array(self, env: Env) -> jax.Array:
         """``int8[..., 3, 3]``: 0 empty, 1 X, 2 O; row 0 is the top row."""
         check_game(self, env)
@@ -256,9 +268,12 @@ class TicTacToe:
             )
         return "\n---+---+---\n".join(rows) + "\n" + status_line(env)
 
-    def render_rich(self, env: Env):
+    def render_rich(self, env: Env, *, ascii_only: bool = False, width: int | None = None):
         """A coloured :class:`rich.text.Text` of one game (empty cells dim,
-        numbered 1-9)."""
+        numbered 1-9).  The drawing is ASCII and 12 characters wide whatever
+        ``ascii_only`` and ``width`` say (they are there so that both games
+        draw with the same call; see :meth:`c4jax.connect4.Connect4.render_rich`).
+        Raises ``ValueError`` for a batch."""
         from rich.text import Text
 
         from c4jax.connect4 import _unbatched_grid, status_line
@@ -526,24 +541,28 @@ def solution_table() -> np.ndarray:
 def perfect_action_values(env: Env) -> jax.Array:
     """Perfect-play value of every action, looked up in :func:`solution_table`.
 
-    JAX, ``jit``- and ``vmap``-safe; unbatched (``jax.vmap`` it for a batch).
+    JAX, ``jit``- and ``vmap``-safe.
 
     Args:
-      env: one tic-tac-toe :class:`Env` (``stones`` ``uint32[2, 1]``).
+      env: one tic-tac-toe :class:`Env` (``stones`` ``uint32[2, 1]``), or a
+        batch (``stones`` ``uint32[..., 2, 1]``: the result gets the batch
+        axes in front).
     Returns:
       ``int8[9]``: for the player to move, +1 win, 0 draw, -1 loss under
       perfect play (as :func:`solve`), ``-2`` for illegal actions; all ``-2``
       for a finished game (``env.done``, a line, or a full board) and for a
       board that cannot arise with ``env.to_move`` to move.
     Raises:
-      ValueError: (at trace time) if ``env.stones`` is not ``[2, 1]``, e.g. a
-        batch that was not vmapped.
+      ValueError: (at trace time) for an Env of another game, or whose
+        ``stones`` are not ``[..., 2, 1]``.
     """
+    check_game(GAME, env)
+    if env.batch_shape:
+        return jax.vmap(perfect_action_values)(env)
     stones = jnp.asarray(env.stones)
     if stones.shape != (2, 1):
         raise ValueError(
-            f"perfect_action_values takes one unbatched Env (stones [2, 1]); got "
-            f"{stones.shape}: jax.vmap it over a batch"
+            f"perfect_action_values takes tic-tac-toe Envs (stones [..., 2, 1]); got stones of shape {stones.shape}"
         )
     table = jnp.asarray(solution_table())
     x = stones[0, 0].astype(jnp.uint32)

@@ -23,6 +23,7 @@ import jax.numpy as jnp
 import mctx
 
 from c4jax.env import Env
+from c4jax.keys import as_key, keys_for_games
 
 __all__ = [
     "PRIORS",
@@ -49,21 +50,27 @@ def _check(name: str, value: str, allowed: tuple[str, ...]) -> None:
 
 
 def prior_logits(env: Env, prior: Literal["uniform", "heuristic"] = "uniform") -> jax.Array:
-    """Prior logits over the actions of one game.
+    """Prior logits over the actions of one game, or of each game of a batch.
 
     Args:
-      env: one game (unbatched; ``jax.vmap`` for a batch).
+      env: one game, or a batch (leading axes; ``vmap`` ped inside, as the
+        games' functions, :func:`c4jax.env.one_game_or_batch`).
       prior: ``"uniform"``: equal logits over the legal actions.
         ``"heuristic"``: the moves that win at once get ``HEURISTIC_LOGIT_GAP``
         more logit than the other legal moves; if there is none, the moves that
         block the opponent's immediate win do (the win/block rule of the
         Connect 4 mctx tutorials).
     Returns:
-      ``float32[num_actions]``; illegal actions get ``finfo(float32).min``.
+      ``float32[num_actions]`` (a batch's axes in front); illegal actions get
+      ``finfo(float32).min``.
     Raises:
-      ValueError: for an unknown ``prior`` (checked at trace time).
+      ValueError: for an unknown ``prior`` or an ``env`` that is not an
+        :class:`Env` (checked at trace time).
     """
     _check("prior", prior, PRIORS)
+    _check_env(env)
+    if env.batch_shape:
+        return jax.vmap(lambda e: prior_logits(e, prior))(env)
     game = env.game
     legal = game.legal_action_mask(env)
     logits = jnp.zeros(legal.shape, jnp.float32)
@@ -73,6 +80,11 @@ def prior_logits(env: Env, prior: Literal["uniform", "heuristic"] = "uniform") -
         preferred = jnp.where(jnp.any(win), win, block)
         logits = jnp.where(preferred, HEURISTIC_LOGIT_GAP, 0.0)
     return jnp.where(legal, logits, _NEG).astype(jnp.float32)
+
+
+def _check_env(env) -> None:
+    if not isinstance(env, Env):
+        raise ValueError(f"env must be a c4jax Env (from a game's env_reset/from_moves); got {type(env).__name__}")
 
 
 def _swap_mover(env: Env) -> Env:
@@ -86,21 +98,34 @@ def leaf_value(
     num_rollouts: int = 1,
     rollout_policy: Literal["uniform", "heuristic"] = "uniform",
 ) -> jax.Array:
-    """Monte Carlo value of one position: the mean of ``num_rollouts`` rollouts.
+    """Monte Carlo value of one position: the mean of ``num_rollouts`` rollouts
+    (Browne et al. 2012, sec. 3.3).
 
     Args:
-      key: PRNG key, consumed.
-      env: one game.
+      key: PRNG key, consumed (:func:`c4jax.keys.as_key`); for a batch, one
+        key (split into one per game) or one key per game.
+      env: one game, or a batch (leading axes; ``vmap`` ped inside).
       num_rollouts: rollouts averaged (static, >= 1).
       rollout_policy: ``"uniform"`` random legal moves, or ``"heuristic"``
         (win at once, else block, else random).
     Returns:
-      ``float32[]`` in ``[-1, 1]``, for the player to move; exactly 0 for a
-      finished game (its result belongs to the move that ended it).
+      ``float32[]`` in ``[-1, 1]`` (a batch's axes in front), for the player
+      to move; exactly 0 for a finished game (its result belongs to the move
+      that ended it).
+    Raises:
+      ValueError: an unknown ``rollout_policy``, a ``num_rollouts`` that is
+        not an int >= 1, a bad key or an ``env`` that is not an :class:`Env`.
     """
     _check("rollout_policy", rollout_policy, ROLLOUT_POLICIES)
-    if not isinstance(num_rollouts, int) or num_rollouts < 1:
+    if isinstance(num_rollouts, bool) or not isinstance(num_rollouts, int) or num_rollouts < 1:
         raise ValueError(f"num_rollouts must be an int >= 1, got {num_rollouts!r}")
+    _check_env(env)
+    if env.batch_shape:
+        keys = keys_for_games(key, env.batch_shape)
+        return jax.vmap(
+            lambda k, e: leaf_value(k, e, num_rollouts=num_rollouts, rollout_policy=rollout_policy)
+        )(keys, env)
+    key = as_key(key)
     game = env.game
     fn = game.rollout if rollout_policy == "uniform" else game.heuristic_rollout
     if num_rollouts == 1:
@@ -130,7 +155,7 @@ def make_root_fn(
 
     def root_fn(params, rng_key, env: Env) -> mctx.RootFnOutput:
         del params
-        keys = jax.random.split(rng_key, env.ply.shape[0])
+        keys = jax.random.split(as_key(rng_key, name="rng_key"), env.ply.shape[0])
         value = jax.vmap(
             lambda k, e: leaf_value(k, e, num_rollouts=num_rollouts, rollout_policy=rollout_policy)
         )(keys, env)
@@ -162,9 +187,9 @@ def make_recurrent_fn(
 
     def recurrent_fn(params, rng_key, action, env: Env):
         del params
-        keys = jax.random.split(rng_key, env.ply.shape[0])
+        keys = jax.random.split(as_key(rng_key, name="rng_key"), env.ply.shape[0])
         out = jax.vmap(
-            lambda k, a, e: expand(
+            lambda k, a, e: _expand(
                 k, e, a, prior=prior, num_rollouts=num_rollouts, rollout_policy=rollout_policy
             )
         )(keys, action, env)
@@ -179,12 +204,14 @@ def make_recurrent_fn(
     return recurrent_fn
 
 
-def expand(key, env: Env, action, *, prior, num_rollouts, rollout_policy):
+def _expand(key, env: Env, action, *, prior, num_rollouts, rollout_policy):
     """One game's expansion: ``(next_env, reward, discount, prior_logits, value)``.
 
     ``reward`` is the mover's, ``discount`` is -1 or 0 (game over), ``value``
-    is the leaf value of ``next_env`` (0 if over).  Internal; the search and
-    :func:`make_recurrent_fn` share it.
+    is the leaf value of ``next_env`` (0 if over).  Internal to
+    :func:`make_recurrent_fn`; the search has its own expansion
+    (:func:`c4jax.search.expansion.expand`), which steps a node of its tree and
+    also records the solver's static bounds.
     """
     next_env, reward, done = env.game.env_step(env, action)
     discount = jnp.where(done, 0.0, -1.0).astype(jnp.float32)

@@ -58,6 +58,7 @@ import jax.numpy as jnp
 import mctx
 
 from c4jax.env import Env
+from c4jax.keys import as_key, keys_for_games
 from c4jax.search.backup import backup
 from c4jax.search.expansion import evaluate_in_turn, expand, share_new_nodes
 from c4jax.search.prng import search_keys
@@ -80,27 +81,6 @@ from c4jax.values import leaf_value, prior_logits
 __all__ = ["run_mcts"]
 
 
-def _is_key_batch(key: jax.Array) -> bool:
-    if not (jax.dtypes.issubdtype(key.dtype, jax.dtypes.prng_key) or key.dtype == jnp.uint32):
-        raise ValueError(
-            f"key must be a PRNG key (jax.random.key or jax.random.PRNGKey) or a batch of them; "
-            f"got an array of dtype {key.dtype}"
-        )
-    if jax.dtypes.issubdtype(key.dtype, jax.dtypes.prng_key):
-        if key.ndim > 1:
-            raise ValueError(f"key must be one PRNG key or a [B] batch of keys; got shape {key.shape}")
-        return key.ndim == 1
-    # A raw key (jax.random.PRNGKey) has the default implementation's key
-    # shape: uint32[2] for threefry, uint32[4] for rbg.
-    raw = jax.eval_shape(lambda: jax.random.PRNGKey(0)).shape[-1]
-    if key.ndim not in (1, 2) or key.shape[-1] != raw:
-        raise ValueError(
-            f"key must be a PRNG key (jax.random.key or PRNGKey: uint32[{raw}] with the default "
-            f"implementation) or a batch of them; got shape {key.shape}"
-        )
-    return key.ndim == 2
-
-
 def run_mcts(
     key: jax.Array,
     env: Env,
@@ -112,7 +92,9 @@ def run_mcts(
     """Searches one game or a batch of games with MCTS and proposes a move.
 
     Args:
-      key: a PRNG key (consumed), or a ``[B]`` batch of keys, one per game.
+      key: a PRNG key (consumed), or a ``[B]`` batch of keys, one per game:
+        typed keys of any implementation or raw ``jax.random.PRNGKey`` keys
+        (:func:`c4jax.keys.as_key`).
         With one key and a batch of games, game ``b`` uses
         ``jax.random.split(key, B)[b]``, so batch row ``b`` equals the
         unbatched search of game ``b`` with that key (for threefry keys, the
@@ -166,24 +148,13 @@ def prepare_search(key, env, num_simulations: int, tree, options: dict):
     single = batch_shape == ()
     envs = jax.tree.map(lambda x: x[None], env) if single else env
     batch = envs.ply.shape[0]
-    if key is None:
-        raise ValueError("key must be a PRNG key (jax.random.key(seed)); got None")
-    if not isinstance(key, jax.Array):
-        try:
-            key = jnp.asarray(key)
-        except TypeError:
-            raise ValueError(
-                f"key must be a PRNG key (jax.random.key(seed)); got {type(key).__name__} {key!r:.40}"
-            ) from None
-    if _is_key_batch(key):
-        if single or key.shape[0] != batch:
-            raise ValueError(
-                f"a batch of keys must have one key per game ({batch if not single else 'no batch'}); "
-                f"got {key.shape[0]}"
-            )
-        keys = key
-    else:
-        keys = key[None] if single else jax.random.split(key, batch)
+    key = as_key(key)
+    if key.ndim > 1 or (key.ndim == 1 and (single or key.shape[0] != batch)):
+        raise ValueError(
+            f"key must be one PRNG key or a [B] batch of keys, one per game "
+            f"({'one game' if single else f'B = {batch}'}); got keys of shape {key.shape}"
+        )
+    keys = key[None] if single else keys_for_games(key, (batch,))
 
     game = envs.game
     capacity = opts.capacity
