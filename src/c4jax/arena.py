@@ -28,6 +28,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from c4jax.env import NO_WINNER, Env
+from c4jax.keys import as_key
 from c4jax.players import Player
 
 __all__ = [
@@ -216,87 +217,79 @@ def _finished_copy(env: Env) -> Env:
     return dataclasses.replace(env, done=jnp.bool_(True))
 
 
-# Where in-loop progress goes: play_games points this at a function of
-# (ply, games finished) while a progress bar is shown; the compiled loop calls
-# _report_progress through jax.debug.callback, once per ply.
-_PROGRESS_SINK: list = [None]
+def _make_play_fns(player_a: Player, player_b: Player, half: int, max_plies: int):
+    """``(start, plies)``: ``start(keys, envs)`` is the loop's first state,
+    ``plies(state)`` plays up to ``_PLIES_PER_CALL`` plies of every game
+    (fewer once all are over).  The host calls ``plies`` until the games end
+    and reports progress between calls: no host callback inside a compiled
+    loop, so JAX's persistent compilation cache can store both programs."""
 
-
-def _report_progress(ply, finished) -> None:
-    sink = _PROGRESS_SINK[0]
-    if sink is not None:
-        sink(int(ply), int(finished))
-
-
-def _make_play_fn(player_a: Player, player_b: Player, half: int, max_plies: int):
-    def play(key_data, envs):
-        game = envs.game
-        state_a = player_a.init(envs)
-        state_b = player_b.init(envs)
+    def start(keys, envs):
         moves = jnp.full((2 * half, max_plies), -1, jnp.int32)
+        return keys, envs, player_a.init(envs), player_b.init(envs), moves, jnp.int32(0)
 
-        def first(x):
-            return x[:half]
+    def first(x):
+        return x[:half]
 
-        def second(x):
-            return x[half:]
+    def second(x):
+        return x[half:]
+
+    def one_ply(c):
+        keys, envs, state_a, state_b, moves, ply = c
+        game = envs.game
+        even = ply % 2 == 0
+        ply_keys = jax.vmap(lambda k: jax.random.fold_in(k, ply))(keys)
+
+        def pick(x, a_side):
+            # A moves in the first half on even plies, in the second on odd.
+            lo, hi = (first(x), second(x)) if a_side else (second(x), first(x))
+            return jnp.where(even, lo, hi)
+
+        def part(tree, a_side):
+            return jax.tree.map(lambda x: pick(x, a_side), tree)
+
+        def merge(tree_full, tree_part, a_side):
+            def m(full, p):
+                if a_side:  # A's part is the first half on even plies
+                    return jnp.where(even, jnp.concatenate([p, second(full)]), jnp.concatenate([first(full), p]))
+                return jnp.where(even, jnp.concatenate([first(full), p]), jnp.concatenate([p, second(full)]))
+
+            return jax.tree.map(m, tree_full, tree_part)
+
+        act_a, part_a = player_a.act(pick(ply_keys, True), part(envs, True), part(state_a, True))
+        act_b, part_b = player_b.act(pick(ply_keys, False), part(envs, False), part(state_b, False))
+        state_a = merge(state_a, part_a, True)
+        state_b = merge(state_b, part_b, False)
+        actions = jnp.where(
+            even, jnp.concatenate([act_a, act_b]), jnp.concatenate([act_b, act_a])
+        ).astype(jnp.int32)
+        actions = jnp.where(envs.done, -1, actions)
+        envs = jax.vmap(game.env_step)(envs, actions)[0]
+        moves = moves.at[:, ply].set(actions)
+        state_a = player_a.observe(state_a, actions)
+        state_b = player_b.observe(state_b, actions)
+        return keys, envs, state_a, state_b, moves, ply + 1
+
+    def plies(c):
+        stop = jnp.minimum(c[5] + _PLIES_PER_CALL, max_plies)
 
         def cond(c):
-            envs, _, _, _, ply = c
-            return (ply < max_plies) & ~jnp.all(envs.done)
+            return (c[5] < stop) & ~jnp.all(c[1].done)
 
-        def body(c):
-            envs, state_a, state_b, moves, ply = c
-            even = ply % 2 == 0
-            keys = jax.vmap(
-                lambda k: jax.random.key_data(jax.random.fold_in(jax.random.wrap_key_data(k), ply))
-            )(key_data)
+        c = jax.lax.while_loop(cond, one_ply, c)
+        envs, ply = c[1], c[5]
+        over = (ply >= max_plies) | jnp.all(envs.done)
+        return c, (ply, jnp.sum(envs.done), over)
 
-            def pick(x, a_side):
-                # A moves in the first half on even plies, in the second on odd.
-                lo, hi = (first(x), second(x)) if a_side else (second(x), first(x))
-                return jnp.where(even, lo, hi)
-
-            def part(tree, a_side):
-                return jax.tree.map(lambda x: pick(x, a_side), tree)
-
-            def merge(tree_full, tree_part, a_side):
-                def m(full, p):
-                    if a_side:  # A's part is the first half on even plies
-                        return jnp.where(even, jnp.concatenate([p, second(full)]), jnp.concatenate([first(full), p]))
-                    return jnp.where(even, jnp.concatenate([first(full), p]), jnp.concatenate([p, second(full)]))
-
-                return jax.tree.map(m, tree_full, tree_part)
-
-            act_a, part_a = player_a.act(
-                jax.random.wrap_key_data(pick(keys, True)), part(envs, True), part(state_a, True)
-            )
-            act_b, part_b = player_b.act(
-                jax.random.wrap_key_data(pick(keys, False)), part(envs, False), part(state_b, False)
-            )
-            state_a = merge(state_a, part_a, True)
-            state_b = merge(state_b, part_b, False)
-            actions = jnp.where(
-                even, jnp.concatenate([act_a, act_b]), jnp.concatenate([act_b, act_a])
-            ).astype(jnp.int32)
-            actions = jnp.where(envs.done, -1, actions)
-            envs = jax.vmap(game.env_step)(envs, actions)[0]
-            moves = moves.at[:, ply].set(actions)
-            state_a = player_a.observe(state_a, actions)
-            state_b = player_b.observe(state_b, actions)
-            jax.debug.callback(_report_progress, ply, jnp.sum(envs.done))
-            return envs, state_a, state_b, moves, ply + 1
-
-        envs, _, _, moves, _ = jax.lax.while_loop(
-            cond, body, (envs, state_a, state_b, moves, jnp.int32(0))
-        )
-        return envs.winner, moves
-
-    return play
+    return start, plies
 
 
-# Compiled game loops, by (player_a, player_b, games per half, game): the same
-# Player objects on the same game compile once per process.
+# Plies per compiled call of the game loop: progress is reported (and the
+# host checks for the end) between calls.
+_PLIES_PER_CALL = 1
+
+# Compiled game loops, by (player_a, player_b, games per half, game, key
+# type): the same Player objects on the same game compile once per process.
 _COMPILED: dict = {}
 
 
@@ -310,20 +303,34 @@ def play_games(
     on_progress=None,
 ) -> tuple[list[GameRecord], float, float]:
     """Plays one game per key, ``a_first[g]`` saying whether A moves first in
-    game ``g``, from the unbatched position ``env`` (X or O to move), in one
-    jitted call.
+    game ``g``, from the unbatched position ``env`` (X or O to move), jitted
+    and batched: the host calls a compiled step of the games
+    (``_PLIES_PER_CALL`` plies) until every game is over.
 
-    Returns ``(records, run_seconds, compile_seconds)``; ``records[g]`` is
-    game ``g``'s :class:`GameRecord`; ``compile_seconds`` is 0 when the same
-    players already played this game with this many games per half.
-    ``on_progress(ply, finished)``, if given, is called after every ply with
-    the number of finished games (padding rows included).  Game ``g`` depends only on
-    ``keys[g]``, ``a_first[g]``, the players and ``env``.
+    Args:
+      keys: ``[G]`` PRNG keys, one per game: typed keys of any implementation
+        or raw ``jax.random.PRNGKey`` keys (:func:`c4jax.keys.as_key`).
+      a_first: ``G`` bools.
+      player_a, player_b: :class:`~c4jax.players.Player`.
+      env: the starting position of every game (one unbatched, running game).
+      on_progress: called after every ply as ``on_progress(ply, finished)``
+        with the number of finished games (padding rows included).
+    Returns:
+      ``(records, run_seconds, compile_seconds)``; ``records[g]`` is game
+      ``g``'s :class:`GameRecord`; ``compile_seconds`` is 0 when the same
+      players already played this game with this many games per half in this
+      process (a persistent compilation cache makes it small in a new one).
+      Game ``g`` depends only on ``keys[g]``, ``a_first[g]``, the players and
+      ``env``.
+    Raises:
+      ValueError: no games, not one key per game, a bad key, a player that
+        is not a :class:`Player`, a batched or finished ``env``.
     """
     a_first = [bool(x) for x in a_first]
     num = len(a_first)
-    if num == 0 or len(keys) != num:
-        raise ValueError(f"need one key per game; got {len(keys)} keys for {num} games")
+    keys = as_key(keys, name="keys")
+    if num == 0 or keys.shape != (num,):
+        raise ValueError(f"need one key per game; got keys of shape {keys.shape} for {num} games")
     for name, p in (("player_a", player_a), ("player_b", player_b)):
         if not isinstance(p, Player):
             raise ValueError(f"{name} must be a c4jax Player (e.g. c4jax.parse_player('random')); got {p!r}")
@@ -340,35 +347,34 @@ def play_games(
     envs_a = _pad_envs(batch(len(order_a)), half - len(order_a), dead)
     envs_b = _pad_envs(batch(len(order_b)), half - len(order_b), dead)
     envs = jax.tree.map(lambda a, b: jnp.concatenate([a, b]), envs_a, envs_b)
-    key_data = jax.random.key_data(keys)
-    filler = jnp.zeros_like(key_data[:1])
-
-    def keys_for(order):
-        rows = [key_data[g : g + 1] for g in order] + [filler] * (half - len(order))
-        return jnp.concatenate(rows)
-
-    all_keys = jnp.concatenate([keys_for(order_a), keys_for(order_b)])
-    cache_key = (player_a, player_b, half, env.game)
+    # Padding rows (finished games) take game 0's key: they never draw.
+    rows = [order_a + [0] * (half - len(order_a)), order_b + [0] * (half - len(order_b))]
+    all_keys = keys[np.asarray(rows[0] + rows[1], np.int32)]
+    cache_key = (player_a, player_b, half, env.game, str(jax.random.key_impl(keys)))
     compiled = _COMPILED.get(cache_key)
     compile_seconds = 0.0
     if compiled is None:
-        fn = jax.jit(_make_play_fn(player_a, player_b, half, env.game.max_plies))
+        start, plies = _make_play_fns(player_a, player_b, half, env.game.max_plies)
         t0 = time.perf_counter()
-        compiled = fn.lower(all_keys, envs).compile()
+        start_c = jax.jit(start).lower(all_keys, envs).compile()
+        state = jax.eval_shape(start, all_keys, envs)
+        plies_c = jax.jit(plies, donate_argnums=0).lower(state).compile()
         compile_seconds = time.perf_counter() - t0
         if len(_COMPILED) >= 16:
             _COMPILED.pop(next(iter(_COMPILED)))
-        _COMPILED[cache_key] = compiled
-    _PROGRESS_SINK[0] = on_progress
-    try:
-        t0 = time.perf_counter()
-        winners, moves = compiled(all_keys, envs)
-        winners = np.asarray(jax.block_until_ready(winners))
-        run_seconds = time.perf_counter() - t0
-        jax.effects_barrier()
-    finally:
-        _PROGRESS_SINK[0] = None
-    moves = np.asarray(moves)
+        _COMPILED[cache_key] = compiled = (start_c, plies_c)
+    start_c, plies_c = compiled
+    t0 = time.perf_counter()
+    state = start_c(all_keys, envs)
+    while True:
+        state, (ply, finished, over) = plies_c(state)
+        if on_progress is not None:
+            on_progress(int(ply), int(finished))
+        if bool(over):
+            break
+    winners = np.asarray(state[1].winner)
+    moves = np.asarray(state[4])
+    run_seconds = time.perf_counter() - t0
     records: list[GameRecord | None] = [None] * num
     slots = [(g, i) for i, g in enumerate(order_a)] + [(g, half + i) for i, g in enumerate(order_b)]
     for g, slot in slots:
@@ -397,7 +403,8 @@ def arena(
     """Plays ``num_games`` games between ``player_a`` and ``player_b``.
 
     Args:
-      key: PRNG key, consumed; game ``g`` uses ``jax.random.split(key,
+      key: PRNG key, consumed (typed of any implementation, or a raw
+        ``jax.random.PRNGKey``); game ``g`` uses ``jax.random.split(key,
         num_games)[g]``.
       player_a, player_b: :class:`~c4jax.players.Player`.
       num_games: an even int >= 2: A moves first in the even-numbered games,
@@ -424,7 +431,7 @@ def arena(
         from c4jax import connect4
 
         env = connect4.env_reset()
-    keys = jax.random.split(key, num_games)
+    keys = jax.random.split(as_key(key), num_games)
     a_first = [g % 2 == 0 for g in range(num_games)]
     records: list[GameRecord] = []
     seconds = compile_seconds = 0.0
