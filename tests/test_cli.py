@@ -266,6 +266,26 @@ def test_analyze_connect4_names_the_winning_column(cli_env):
     # Every legal column has a row: visits, share, Q, proven, prior, PV.
     rows = [ln for ln in r.stdout.splitlines() if re.match(r"│\s+\d+ │", ln)]
     assert len(rows) == 7
+    # Outputs that are not UTF-8 (a pipe with PYTHONIOENCODING=ascii; the C
+    # locale) used to end in a UnicodeEncodeError on the board's empty cells:
+    # now the same analysis in ASCII (the cache makes these two fast).
+    plain = {k: v for k, v in cli_env.items() if k not in ("LANG", "LC_ALL", "LC_CTYPE", "PYTHONUTF8")}
+    envs = [
+        {**plain, "PYTHONIOENCODING": "ascii"},
+        {**plain, "LC_ALL": "C", "LANG": "C", "PYTHONUTF8": "0", "PYTHONCOERCECLOCALE": "0"},
+    ]
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        runs = list(pool.map(
+            lambda e: subprocess.run(CMD + ["analyze", "121212", "-n", "200"], env=e, capture_output=True, timeout=180),
+            envs,
+        ))
+    for e, a in zip(envs, runs):
+        out, err = a.stdout.decode("ascii"), a.stderr.decode("utf-8", "replace")  # ASCII, or this raises
+        assert a.returncode == 0 and "Traceback" not in err, (e.get("PYTHONIOENCODING"), err[-600:])
+        board = out.splitlines()[:6]
+        assert all(set(line) <= set(" .XO") for line in board) and "." in board[0], out[:400]
+        ascii_rows = [ln for ln in out.splitlines() if re.match(r"\|\s+\d+ \|", ln)]
+        assert len(ascii_rows) == 7 and "win in 1" in ascii_rows[0], out
 
 
 def test_analyze_no_solver_proves_nothing(cli_env):
@@ -347,10 +367,12 @@ def test_help_version_and_python_m(cli_env):
     for args, r in zip(runs, helps):
         assert r.returncode == 0 and "examples:" in r.stdout and "usage: c4jax" in r.stdout, (args, r.stderr)
     assert version.returncode == 0 and version.stdout.strip() == f"c4jax {c4jax.__version__}"
+    # The console script the install made (pip install . puts it beside the
+    # interpreter): it must exist and run.
     script = shutil.which("c4jax", path=os.path.dirname(sys.executable))
-    if script:
-        r = subprocess.run([script, "--version"], env=cli_env, capture_output=True, text=True, timeout=60)
-        assert r.stdout.strip() == f"c4jax {c4jax.__version__}"
+    assert script, f"no c4jax script beside {sys.executable}: install the project as the README says"
+    r = subprocess.run([script, "--version"], env=cli_env, capture_output=True, text=True, timeout=60)
+    assert r.stdout.strip() == f"c4jax {c4jax.__version__}"
 
 
 # Errors argparse finds: main() returns before touching JAX, so they are
@@ -426,3 +448,56 @@ def bad_runs(cli_env, tmp_path_factory):
 def test_bad_arguments_one_line_no_traceback(bad_runs, i):
     r = bad_runs[i]
     check_one_line(r.returncode, r.stderr, BAD[i][1])
+
+
+# ---------------------------------------------------------------------------
+# The compilation cache: shared, unwritable, and the arena in it
+
+
+def test_arena_and_analyze_share_a_cache_folder_and_the_arena_is_cached(cli_env, tmp_path):
+    """Two arenas and two analyses at once on one fresh cache folder: none
+    crashes.  Then the arena again: every program it needs is read from the
+    cache (no new entry; its loop used to hold a host callback, which JAX
+    never caches)."""
+    cache = tmp_path / "cache"
+    env = {**cli_env, "C4JAX_CACHE_DIR": str(cache)}
+    arena = ["arena", "random", "heuristic", "--game", "tictactoe", "--games", "4"]
+    analyze = ["analyze", "15", "--game", "tictactoe", "-n", SIMS]
+    with concurrent.futures.ThreadPoolExecutor(4) as pool:
+        runs = list(pool.map(lambda a: run(env, *a), [arena, arena, analyze, analyze]))
+    for r in runs:
+        assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr[-800:]
+    entries = {p.name for p in cache.iterdir()}
+    assert any("plies" in name for name in entries), sorted(entries)
+    again = run(env, *arena)
+    assert again.returncode == 0, again.stderr
+    assert {p.name for p in cache.iterdir()} == entries
+    assert "random vs heuristic: 4 games" in again.stdout
+
+
+def test_an_unusable_cache_folder_is_one_warning_and_a_run_without_it(cli_env, tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    r = run(cli_env, "arena", "random", "random", "--game", "tictactoe", "--games", "2",
+            "--cache-dir", blocker / "cache")
+    assert r.returncode == 0, r.stderr
+    warnings = [ln for ln in r.stderr.splitlines() if ln.strip()]
+    assert len(warnings) == 1 and warnings[0].startswith("c4jax: warning: cannot use the compilation cache"), r.stderr
+    assert "random vs random: 2 games" in r.stdout
+
+
+def test_bench_never_runs_scripts_from_the_current_folder(tmp_path, monkeypatch):
+    from c4jax.cli import bench
+
+    hostile = tmp_path / "benchmarks"
+    hostile.mkdir()
+    (hostile / "search_throughput.py").write_text("raise SystemExit('ran a stranger\\'s code')\n")
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "c4jax"\n')
+    monkeypatch.chdir(tmp_path)
+    found = bench._find_benchmarks()
+    assert found is None or found.resolve() != hostile.resolve()
+    # What it finds is the checkout c4jax was imported from, if any.
+    import c4jax
+
+    if found is not None:
+        assert found.parent == __import__("pathlib").Path(c4jax.__file__).resolve().parents[2]

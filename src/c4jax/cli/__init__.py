@@ -43,6 +43,7 @@ from c4jax.cli.common import (  # noqa: E402
     game_parent,
     hard_exit,
     search_parent,
+    tolerate_any_encoding,
 )
 
 __all__ = ["main", "build_parser"]
@@ -88,6 +89,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"{PROG}: error: a command is required: play, analyze, arena or bench (see '{PROG} --help')\n"
         )
         return EXIT_USAGE
+    tolerate_any_encoding()
     con = console()
     # Ctrl-C must reach us even if SIGINT was inherited as ignored (nohup, some
     # CI runners): play, analyze and arena all end cleanly on it.

@@ -9,6 +9,8 @@ from c4jax.cli.common import (
     make_game,
     move_label,
     parse_moves,
+    print_board,
+    print_table,
     search_options,
     search_table,
     seed_arg,
@@ -56,7 +58,7 @@ def run(args, con, t_start: float) -> int:
     if args.plot:
         check_writable(args.plot, "the plot")
     if bool(env.done):
-        con.print(game.render_rich(env))
+        print_board(con, game, env)
         raise UsageError(f"MOVES {args.moves!r} is a finished game: nothing to analyze")
     import jax
 
@@ -69,10 +71,10 @@ def run(args, con, t_start: float) -> int:
         out = run_mcts(jax.random.key(args.seed), env, args.simulations, **search_options(args))
         done = f"{args.simulations} simulations"
     legal = np.asarray(game.legal_action_mask(env))
-    con.print(game.render_rich(env))
+    print_board(con, game, env)
     mover = "XO"[int(env.to_move)]
     title = f"{done}, {mover} to move, value {float(out.value):+.3f}"
-    con.print(search_table(game, out, legal, title, mover, with_prior=True))
+    print_table(con, search_table(game, out, legal, title, mover, with_prior=True))
     best = int(out.action)
     con.print(f"Best move: {move_label(game)} {best + 1}")
     if args.plot:

@@ -150,14 +150,23 @@ def cache_dir(args) -> pathlib.Path | None:
 def enable_compilation_cache(path: pathlib.Path | None) -> pathlib.Path | None:
     """Switches on JAX's persistent compilation cache in ``path`` (every
     compiled function, however quick to compile).  Returns the directory used,
-    or ``None`` (no path, or it cannot be created: the cache is then off)."""
+    or ``None``: no path, or one that cannot be created or written, which is
+    said in one warning line on stderr before the command runs without the
+    cache.  Processes may share the folder: JAX writes each entry to a
+    temporary file and renames it, and a failed read or write costs only a
+    compilation."""
     if path is None:
         return None
     try:
         path.mkdir(parents=True, exist_ok=True)
-    except OSError:
-        return None
-    if not os.access(path, os.W_OK):
+        writable = os.access(path, os.W_OK | os.X_OK)
+        reason = "permission denied"
+    except OSError as e:
+        writable, reason = False, e.strerror or type(e).__name__
+    if not writable:
+        sys.stderr.write(
+            f"{PROG}: warning: cannot use the compilation cache {str(path)!r} ({reason}); running without it\n"
+        )
         return None
     import jax
 
@@ -218,9 +227,71 @@ def check_writable(path: str, what: str) -> None:
 
 
 def console(**kw):
+    """The commands' rich Console (highlighting off).  ``NO_COLOR`` (any
+    value) and ``TERM=dumb`` turn every escape code off, ``FORCE_COLOR``
+    turns colour on in a pipe, ``COLUMNS`` sets the width (80 in a pipe)."""
     from rich.console import Console
 
+    # rich drops colours under NO_COLOR but still writes bold and underline
+    # codes, and FORCE_COLOR overrides TERM=dumb: no styles at all in either.
+    if os.environ.get("NO_COLOR") or os.environ.get("TERM", "").lower() in ("dumb", "unknown"):
+        kw.setdefault("color_system", None)
     return Console(highlight=False, **kw)
+
+
+GLYPHS = "\u00b7\u2501\u2502"  # the board's empty cell, rich's table and bar lines
+
+
+def ascii_only(con) -> bool:
+    """Whether ``con``'s output encoding cannot carry the board's glyphs
+    (ASCII, Latin-1 without the box lines, an unknown codec): the board then
+    draws empty cells as ``.`` (rich switches its tables to ASCII itself)."""
+    try:
+        GLYPHS.encode(con.encoding)
+    except (LookupError, UnicodeEncodeError):
+        return True
+    return False
+
+
+def tolerate_any_encoding() -> None:
+    """Makes ``sys.stdout`` and ``sys.stderr`` replace what their encoding
+    cannot write (``?``) instead of raising ``UnicodeEncodeError``: a
+    non-UTF-8 terminal or pipe (``PYTHONIOENCODING=ascii``, ``LANG=C``, a
+    Windows code page) never ends a command with a traceback."""
+    for name in ("stdout", "stderr"):
+        stream = getattr(sys, name)
+        try:
+            GLYPHS.encode(stream.encoding or "ascii")
+        except (LookupError, UnicodeEncodeError):
+            with contextlib.suppress(AttributeError, ValueError, OSError):
+                stream.reconfigure(errors="replace")
+
+
+def print_table(con, table) -> None:
+    """Prints a rich Table without squashing a column: the columns that do
+    not wrap (moves, visits, values) keep their width and only the principal
+    variation folds; a terminal narrower than that gets a wider table (its
+    lines run past the edge) rather than cropped numbers."""
+    needed = con.measure(table, options=con.options.update_width(10_000)).minimum
+    if needed <= con.width:
+        con.print(table)
+        return
+    width = con.width
+    con.width = needed  # rich's print(width=...) cannot go past the console's width
+    try:
+        con.print(table, crop=False)
+    finally:
+        con.width = width
+
+
+def print_board(con, game, env) -> None:
+    """Draws one game on ``con``: ASCII where its encoding needs it, and a
+    board wider than the console (or a pipe's 80 columns) one character per
+    cell, so that no row breaks."""
+    con.print(
+        game.render_rich(env, ascii_only=ascii_only(con), width=con.width),
+        no_wrap=True, overflow="ignore", crop=False,
+    )
 
 
 def fmt_q(q: float) -> str:
@@ -291,19 +362,21 @@ def search_table(game, out, legal, title: str, mover: str, with_prior: bool = Fa
     best = int(np.asarray(out.action).reshape(-1)[0])
     total = max(int(visits.sum()), 1)
     t = Table(title=title, title_justify="left")
-    t.add_column(move_label(game), justify="right")
-    t.add_column("visits", justify="right")
-    t.add_column("share", justify="right")
-    t.add_column(f"Q for {mover}", justify="right")
-    t.add_column("proven", justify="right")
+    # Every column but the principal variation keeps its width (no wrapping):
+    # in a narrow terminal the variation folds instead.
+    t.add_column(move_label(game), justify="right", no_wrap=True, min_width=len(move_label(game)))
+    t.add_column("visits", justify="right", no_wrap=True)
+    t.add_column("share", justify="right", no_wrap=True)
+    t.add_column(f"Q for {mover}", justify="right", no_wrap=True)
+    t.add_column("proven", justify="right", no_wrap=True)
     if with_prior:
         logits = np.asarray(tree.children_prior_logits)[0, 0].astype(np.float64)
         logits = np.where(legal, logits, -np.inf)
         prior = np.exp(logits - logits.max())
         prior = prior / prior.sum()
-        t.add_column("prior", justify="right")
-    t.add_column("principal variation")
-    t.add_column("")
+        t.add_column("prior", justify="right", no_wrap=True)
+    t.add_column("principal variation", overflow="fold", min_width=9)
+    t.add_column("", no_wrap=True)
     for a in np.flatnonzero(legal):
         a = int(a)
         pv = principal_variation(tree, a) if visits[a] > 0 else [a]

@@ -18,6 +18,8 @@ from c4jax.cli.common import (
     hard_exit,
     make_game,
     move_label,
+    print_board,
+    print_table,
     search_options,
     search_table,
     seed_arg,
@@ -282,7 +284,7 @@ def run(args, con, t_start: float) -> int:
     if human == 0:
         ai.warm_up(state.env)
     try:
-        con.print(game.render_rich(state.env))
+        print_board(con, game, state.env)
         while not state.done:
             legal = ai.legal(state.env)
             if state.to_move != human:
@@ -292,7 +294,7 @@ def run(args, con, t_start: float) -> int:
                 action = int(out.action[0])
                 if args.show_search:
                     title = _search_title("AI search", out)
-                    con.print(search_table(game, out, legal, title, "XO"[state.to_move]))
+                    print_table(con, search_table(game, out, legal, title, "XO"[state.to_move]))
                 since = f", {time.perf_counter() - t_start:.1f} s after start" if first_ai_move else ""
                 con.print(
                     f"AI ({'XO'[state.to_move]}) plays {label} [bold]{action + 1}[/bold]"
@@ -301,7 +303,7 @@ def run(args, con, t_start: float) -> int:
                 first_ai_move = False
                 ai.played(action)
                 state.push(action)
-                con.print(game.render_rich(state.env))
+                print_board(con, game, state.env)
                 continue
             try:
                 text = _read_move(f"Your move ({'XO'[human]}), {label} 1-{n_actions} [hint/undo/quit]: ")
@@ -323,7 +325,7 @@ def run(args, con, t_start: float) -> int:
                 q = float(out.qvalues[0, a])
                 if args.show_search:
                     title = _search_title("Hint search", out)
-                    con.print(search_table(game, out, legal, title, "XO"[state.to_move]))
+                    print_table(con, search_table(game, out, legal, title, "XO"[state.to_move]))
                 con.print(
                     f"Hint: the AI would play {label} [bold]{a + 1}[/bold] "
                     f"(visit share {100 * share:.0f}%, Q {fmt_q(q)})"
@@ -336,7 +338,7 @@ def run(args, con, t_start: float) -> int:
                     state.pop(2)
                     ai.reset(state.env)
                     con.print("Took back your last move and the AI's.")
-                    con.print(game.render_rich(state.env))
+                    print_board(con, game, state.env)
                 continue
             error = None
             if not cmd:
@@ -357,7 +359,7 @@ def run(args, con, t_start: float) -> int:
             action = int(cmd) - 1
             ai.played(action)
             state.push(action)
-            con.print(game.render_rich(state.env))
+            print_board(con, game, state.env)
         else:
             stopped = False
             w = int(state.env.winner)

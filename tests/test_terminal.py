@@ -1,0 +1,134 @@
+"""What the commands draw, on every kind of output (issue 10): encodings
+that cannot carry the board's glyphs, boards wider than the terminal or a
+pipe's 80 columns, narrow terminals, and the colour switches (``NO_COLOR``,
+``TERM=dumb``, ``FORCE_COLOR``).  Drawn in this process on rich consoles
+writing to memory; the end-to-end runs are in test_cli.py."""
+
+from __future__ import annotations
+
+import io
+import re
+
+import jax
+import pytest
+
+import c4jax
+from c4jax import connect4 as c4
+from c4jax import tictactoe as ttt
+from c4jax.cli import common
+
+ESC = "\x1b["
+
+
+def _console(width=80, encoding="utf-8", **kw):
+    raw = io.BytesIO()
+    stream = io.TextIOWrapper(raw, encoding=encoding, errors="strict", newline="\n", write_through=True)
+    con = common.console(file=stream, width=width, **kw)
+    return con, lambda: raw.getvalue().decode(encoding)
+
+
+@pytest.mark.parametrize("encoding", ["ascii", "latin-1", "cp1252", "utf-8"])
+def test_the_board_is_drawn_in_any_encoding(encoding):
+    con, text = _console(encoding=encoding)
+    common.print_board(con, c4.from_moves("4453").game, c4.from_moves("4453"))
+    out = text()
+    lines = out.splitlines()
+    assert lines[-1] == "X to move (ply 4)"
+    empty = "\u00b7" if encoding == "utf-8" else "."
+    assert lines[0].split() == [empty] * 7, lines[0]
+    assert lines[5].split() == [empty, empty, "O", "X", "X", empty, empty], lines[5]
+    assert lines[6].split() == [str(c) for c in range(1, 8)]
+
+
+@pytest.mark.parametrize("cols", [10, 30, 64])
+def test_a_board_wider_than_the_output_is_drawn_one_character_per_cell(cols):
+    game = c4.make(6, cols, 4)
+    env = game.from_moves([cols, 1, cols])
+    con, text = _console(width=80)
+    common.print_board(con, game, env)
+    lines = text().splitlines()
+    # The usual drawing needs 3 characters per column from 10 columns on:
+    # 30 or more columns do not fit in 80, and are drawn compactly.
+    compact = cols * 3 > 80
+    board, labels = lines[:6], lines[6:-1]
+    assert all(len(line) <= 80 for line in lines), [len(x) for x in lines]
+    assert len(board) == 6 and lines[-1] == "O to move (ply 3)"
+    if compact:
+        assert [len(x) for x in board] == [cols] * 6
+        assert board[5] == "O" + "\u00b7" * (cols - 2) + "X" and board[4] == "\u00b7" * (cols - 1) + "X"
+        # The column numbers read downwards: line i holds digit i.
+        assert len(labels) == 2
+        assert ["".join(d).strip() for d in zip(*labels)] == [str(c) for c in range(1, cols + 1)]
+    else:
+        assert len(labels) == 1 and labels[0].split() == [str(c) for c in range(1, cols + 1)]
+        assert board[5].split() == ["O"] + ["\u00b7"] * (cols - 2) + ["X"]
+
+
+def test_a_board_wider_than_a_tiny_terminal_is_not_broken():
+    # 64 columns in a 40-character terminal: the rows stay whole lines.
+    game = c4.make(6, 64, 4)
+    con, text = _console(width=40)
+    common.print_board(con, game, game.env_reset())
+    lines = text().splitlines()
+    assert [len(x) for x in lines[:6]] == [64] * 6
+
+
+def test_tictactoe_draws_the_same_in_ascii():
+    con, text = _console(encoding="ascii")
+    common.print_board(con, ttt.GAME, ttt.from_moves("15"))
+    assert text().splitlines()[0] == " X | 2 | 3"
+
+
+@pytest.fixture(scope="module")
+def search():
+    env = ttt.from_moves("1")
+    return env, c4jax.run_mcts(jax.random.key(0), env, 48)
+
+
+def test_the_search_table_never_crops_a_number_in_a_narrow_terminal(search):
+    env, out = search
+    legal = jax.device_get(ttt.legal_action_mask(env))
+    visits = [str(int(v)) for v in jax.device_get(out.visit_counts)[1:]]
+    widths = {}
+    for width in (30, 60, 120):
+        con, text = _console(width=width, encoding="ascii")
+        common.print_table(con, common.search_table(ttt.GAME, out, legal, "t", "O", with_prior=True))
+        lines = text().splitlines()
+        widths[width] = max(len(ln) for ln in lines)
+        rows = [ln.split("|") for ln in lines if re.match(r"\|\s*\d+\s*\|", ln)]
+        # One row per legal cell, its number and its visit count whole.
+        assert [int(r[1]) for r in rows] == [2, 3, 4, 5, 6, 7, 8, 9], text()
+        assert [r[2].strip() for r in rows] == visits, text()
+    # Wide enough: the table fits; too narrow: it gets the width it needs
+    # (the principal variation folded), never less, and no wider than that.
+    assert widths[120] <= 120
+    assert widths[30] > 30 and widths[30] == widths[60] < widths[120]
+
+
+@pytest.mark.parametrize(
+    "env, colour",
+    [
+        ({}, False),  # not a terminal: no escape codes
+        ({"FORCE_COLOR": "1"}, True),
+        ({"FORCE_COLOR": "1", "NO_COLOR": "1"}, False),
+        ({"FORCE_COLOR": "1", "TERM": "dumb"}, False),
+    ],
+    ids=["pipe", "FORCE_COLOR", "NO_COLOR", "TERM=dumb"],
+)
+def test_colour_follows_the_environment(monkeypatch, env, colour):
+    for name in ("FORCE_COLOR", "NO_COLOR", "TERM", "TTY_COMPATIBLE", "TTY_INTERACTIVE"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    con, text = _console()
+    common.print_board(con, c4.from_moves("4453").game, c4.from_moves("4453"))
+    assert (ESC in text()) == colour, repr(text()[:80])
+
+
+def test_an_output_that_cannot_encode_replaces_instead_of_raising(monkeypatch):
+    raw = io.BytesIO()
+    stream = io.TextIOWrapper(raw, encoding="ascii", errors="strict")
+    monkeypatch.setattr("sys.stdout", stream)
+    common.tolerate_any_encoding()
+    print("\u00b7 \u2501", file=stream, flush=True)
+    assert raw.getvalue() == b"? ?\n"
