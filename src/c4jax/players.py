@@ -44,7 +44,7 @@ __all__ = [
     "PLAYER_KINDS",
 ]
 
-PLAYER_KINDS = ("random", "heuristic", "mcts:N", "flatmc:N", "perfect")
+PLAYER_KINDS = ("random", "heuristic", "perfect", "mcts:N", "flatmc:N")  # parse_player's spellings
 
 
 def _no_state(envs: Env) -> Any:
@@ -214,7 +214,7 @@ def parse_player(spec: str, **mcts_options: Any) -> Player:
     """
     if not isinstance(spec, str):
         raise ValueError(
-            f"a player is written as a string: random, heuristic, perfect, mcts:N, flatmc:N; got {spec!r}"
+            f"a player is written as a string: {', '.join(PLAYER_KINDS)}; got {spec!r}"
         )
     spec = spec.strip().lower()
     if spec == "random":
@@ -230,7 +230,7 @@ def parse_player(spec: str, **mcts_options: Any) -> Player:
     if m and int(m.group(1)) >= 1:
         return flat_mc_player(int(m.group(1)))
     raise ValueError(
-        f"unknown player {spec!r}; use one of: random, heuristic, perfect, mcts:N, flatmc:N "
+        f"unknown player {spec!r}; use one of: {', '.join(PLAYER_KINDS)} "
         "(N a positive integer, e.g. mcts:1000)"
     )
 

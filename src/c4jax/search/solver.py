@@ -13,8 +13,10 @@ which one they have.
   (``[-1, 1]`` for an unexpanded action), tightened by the position itself: a
   player with a winning move has a win, one facing two winning moves of the
   opponent (and having none) has a loss (decisive moves, Teytaud & Teytaud
-  2010).  Selection never takes an action proven worse than another action of
-  the same node.  At the root, an action proven to win or lose has Q exactly
+  2010).  PUCT and UCT selection never take an action proven worse than
+  another action of the same node (its score is masked); Gumbel's interior
+  nodes select by mctx's deterministic rule on the solver's Q-values, which
+  can take one (a proven loss still scores low there).  At the root, an action proven to win or lose has Q exactly
   +1 or -1 (in selection and in the output), an action proven to lose is
   neither explored nor played while another legal action is not proven to
   lose, and the move played is never one proven worse than another (a win in
