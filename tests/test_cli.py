@@ -244,7 +244,7 @@ def test_ctrl_c_while_the_ai_thinks_exits_cleanly(cli_env):
 
 
 def test_analyze_thinks_for_a_time_budget(cli_env):
-    r = run(cli_env, "analyze", "4453", "--think", "0.3")
+    r = run(cli_env, "analyze", "15", "--game", "tictactoe", "--think", "0.3")
     assert r.returncode == 0, r.stderr
     m = re.search(r"(\d+) simulations in 0.3 s", r.stdout)
     assert m and int(m.group(1)) >= 128 and int(m.group(1)) % 128 == 0, r.stdout[-400:]

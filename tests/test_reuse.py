@@ -20,6 +20,18 @@ EDGE_FIELDS = (
 )
 
 
+# Every Connect 4 search of this file has N simulations in a tree of
+# CAPACITY nodes (a fresh search fills it, so reuse runs into a full tree
+# too): two compiled searches, fresh and reused, shared by the tests.
+N, CAPACITY = 30, 32
+
+
+def search(key, env, tree=None, n=N):
+    if tree is None:
+        return c4jax.run_mcts(jax.random.key(key), env, n, capacity=CAPACITY)
+    return c4jax.run_mcts(jax.random.key(key), env, n, tree=tree)
+
+
 def row(tree, b=0):
     return jax.tree.map(lambda x: np.asarray(x[b]), tree)
 
@@ -61,7 +73,7 @@ def assert_subtree_equal(old, new, old_root):
 
 def test_subtree_keeps_every_statistic_and_new_search_adds_exactly_n():
     env = c4.from_moves("44")
-    out = c4jax.run_mcts(jax.random.key(0), env, 300)
+    out = search(0, env)
     old = row(out.search_tree)
     action = int(out.action)
     child = old.children_index[0, action]
@@ -73,69 +85,69 @@ def test_subtree_keeps_every_statistic_and_new_search_adds_exactly_n():
     assert new.root_invalid_actions.tolist() == [0.0] * 7
 
     env2 = c4.env_step(env, action)[0]
-    again = c4jax.run_mcts(jax.random.key(1), env2, 200, tree=sub)
+    again = search(1, env2, sub)
     t = row(again.search_tree)
     assert t.node_visits.shape == old.node_visits.shape  # capacity kept
-    assert t.node_visits[0] == old.children_visits[0, action] + 200
-    assert t.children_visits[0].sum() == old.children_visits[child].sum() + 200
+    assert t.node_visits[0] == old.children_visits[0, action] + N
+    assert t.children_visits[0].sum() == old.children_visits[child].sum() + N
     # Every kept node keeps at least its old visits (the new ones come on top).
     kept = int(np.sum(new.node_visits > 0))
     assert np.all(t.node_visits[:kept] >= new.node_visits[:kept])
-    # The root value is the old mean updated by the 200 new returns.
+    # The root value is the old mean updated by the N new returns.
     assert abs(float(again.value)) <= 1.0
 
 
 def test_unexpanded_move_starts_fresh():
     env = c4.env_reset()
-    out = c4jax.run_mcts(jax.random.key(0), env, 3, capacity=50)
+    out = search(0, env, n=3)
     visited = np.asarray(out.search_tree.children_index[0, 0]) >= 0
     action = int(np.flatnonzero(~visited)[0])  # a move never expanded
     sub = c4jax.get_subtree(out.search_tree, action)
     assert np.all(np.asarray(sub.node_visits) == 0)  # empty, not a corrupted root
     assert np.all(np.asarray(sub.parents) == -1)
     env2 = c4.env_step(env, action)[0]
-    reused = c4jax.run_mcts(jax.random.key(5), env2, 40, tree=sub)
-    fresh = c4jax.run_mcts(jax.random.key(5), env2, 40, capacity=50)
+    reused = search(5, env2, sub)
+    fresh = search(5, env2)
     chex.assert_trees_all_equal(reused, fresh)
     # -1 (what a finished game's search returns) also gives an empty subtree.
     assert np.all(np.asarray(c4jax.get_subtree(out.search_tree, -1).node_visits) == 0)
 
 
 def test_tree_of_another_position_is_not_reused():
-    out = c4jax.run_mcts(jax.random.key(0), c4.from_moves("4"), 60)
+    out = search(0, c4.from_moves("4"))
     sub = c4jax.get_subtree(out.search_tree, 3)  # the position after "44"
     other = c4.from_moves("43")
-    reused = c4jax.run_mcts(jax.random.key(2), other, 30, tree=sub)
-    fresh = c4jax.run_mcts(jax.random.key(2), other, 30, capacity=61)
+    reused = search(2, other, sub)
+    fresh = search(2, other)
     chex.assert_trees_all_equal(reused, fresh)
 
 
 def test_capacity_reached_during_reuse_loses_no_simulation():
     env = c4.from_moves("33")
-    out = c4jax.run_mcts(jax.random.key(0), env, 50, capacity=60)
+    out = search(0, env)
     action = int(out.action)
     sub = c4jax.get_subtree(out.search_tree, action)
     before = int(sub.node_visits[0, 0])
     kept = int(np.sum(np.asarray(sub.node_visits) > 0))
     env2 = c4.env_step(env, action)[0]
-    again = c4jax.run_mcts(jax.random.key(1), env2, 100, tree=sub)
+    again = search(1, env2, sub)
     t = row(again.search_tree)
-    assert kept + 100 > 60  # the tree fills up
+    assert kept + N > CAPACITY  # the tree fills up
     assert np.all(t.node_visits > 0)
-    assert t.node_visits[0] == before + 100
-    assert t.children_visits[0].sum() == before - 1 + 100
+    assert t.node_visits[0] == before + N
+    assert t.children_visits[0].sum() == before - 1 + N
     collecting = (t.children_index == -1) & (t.children_visits > 0)
     assert collecting.any()
 
 
 def test_finished_root_runs_no_search():
     env = c4.from_moves("121212")
-    out = c4jax.run_mcts(jax.random.key(0), env, 100)
+    out = search(0, env)
     assert int(out.action) == 0
     sub = c4jax.get_subtree(out.search_tree, 0)  # X wins: a finished game
     assert bool(sub.embeddings.done[0, 0])
     finished = c4.env_step(env, 0)[0]
-    again = c4jax.run_mcts(jax.random.key(1), finished, 100, tree=sub)
+    again = search(1, finished, sub)
     assert int(again.action) == -1
     assert np.all(np.asarray(again.visit_counts) == 0)
     assert np.all(np.asarray(again.action_weights) == 0)
@@ -143,7 +155,7 @@ def test_finished_root_runs_no_search():
     assert int(sub.node_visits[0, 0]) > 1
     chex.assert_trees_all_equal(again.search_tree, sub)
     # A fresh search of a finished game keeps only the root.
-    fresh = row(c4jax.run_mcts(jax.random.key(1), finished, 100).search_tree)
+    fresh = row(search(1, finished).search_tree)
     assert fresh.node_visits[0] == 1 and np.all(fresh.node_visits[1:] == 0)
 
 
@@ -167,23 +179,23 @@ def test_a_game_played_with_reuse_compiles_once():
     @jax.jit
     @chex.assert_max_traces(n=1)
     def reuse_step(key, env, tree):
-        out = c4jax.run_mcts(key, env, 64, tree=tree)
+        out = c4jax.run_mcts(key, env, N, tree=tree)
         next_env = c4.env_step(env, out.action)[0]
         return next_env, c4jax.get_subtree(out.search_tree, out.action), out
 
     env = c4.env_reset()
-    first = c4jax.run_mcts(jax.random.key(0), env, 64, capacity=200)
+    first = search(0, env)
     tree = c4jax.get_subtree(first.search_tree, first.action)
     env = c4.env_step(env, first.action)[0]
     for move in range(6):
         previous_root_visits = int(tree.node_visits[0, 0])
         env, tree_next, out = reuse_step(jax.random.key(move + 1), env, tree)
-        assert int(out.search_tree.node_visits[0, 0]) == max(previous_root_visits, 1) + 64
+        assert int(out.search_tree.node_visits[0, 0]) == max(previous_root_visits, 1) + N
         tree = tree_next
 
 
 def test_gumbel_refuses_a_reused_tree():
-    out = c4jax.run_mcts(jax.random.key(0), c4.env_reset(), 20)
+    out = search(0, c4.env_reset())
     sub = c4jax.get_subtree(out.search_tree, 3)
     with pytest.raises(ValueError, match="gumbel"):
         c4jax.run_mcts(jax.random.key(0), c4.from_moves("4"), 20, tree=sub, selection="gumbel")
