@@ -35,6 +35,7 @@ def test_tictactoe_mcts_never_loses_to_perfect():
     assert r.losses == 0 and r.draws == 100
 
 
+@pytest.mark.slow
 def test_tictactoe_mcts_without_solver_still_loses_to_perfect():
     # Why the solver is on by default: the same arena without it loses.
     # ttt_tables.md section 3, solver=False, key 0: 9 losses as O in 100 at
@@ -44,6 +45,7 @@ def test_tictactoe_mcts_without_solver_still_loses_to_perfect():
     assert r.a_second[2] >= 3, r.a_second
 
 
+@pytest.mark.slow
 def test_tictactoe_mcts_beats_the_random_player():
     # ttt_tables.md section 6 (key 0, 200 games): default MCTS(400) wins
     # 99/100 as X and 89/100 as O, and loses none.  For scale: the perfect
@@ -57,6 +59,7 @@ def test_tictactoe_mcts_beats_the_random_player():
     assert r.losses == 0, (r.a_first, r.a_second)
 
 
+@pytest.mark.slow
 def test_connect4_more_simulations_win():
     # connect4_tables.md (a): MCTS(50) vs MCTS(400) scored 19 wins, 8 draws,
     # 173 losses in 200 games (Elo -354).  tests/test_search.py already

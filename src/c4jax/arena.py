@@ -114,8 +114,13 @@ class GameRecord:
         ):
             raise ValueError(f"moves must be a list of 1-based ints; got {moves!r}"[:120])
         start_ply = d.get("start_ply", 0)
-        if not isinstance(start_ply, int) or start_ply < 0:
-            raise ValueError(f"start_ply must be an int >= 0; got {start_ply!r}")
+        if isinstance(start_ply, bool) or not isinstance(start_ply, int) or not 0 <= start_ply <= 4096:
+            raise ValueError(f"start_ply must be an int in 0..4096; got {start_ply!r}"[:120])
+        for side in ("x", "o"):
+            if not isinstance(d[side], str):
+                raise ValueError(f"{side!r} must be a player's name (a string); got {d[side]!r}"[:120])
+        if "plies" in d and d["plies"] != len(moves):
+            raise ValueError(f"plies is {d['plies']!r} but the record has {len(moves)} moves"[:120])
         return GameRecord(
             moves=tuple(m - 1 for m in moves),
             x_player=str(d["x"]),
@@ -179,10 +184,12 @@ class ArenaResult:
 
         n = self.num_games
         t = Table(title=f"{self.player_a} vs {self.player_b}: {n} games")
-        t.add_column("")
-        t.add_column("games", justify="right")
-        t.add_column("rate", justify="right")
-        t.add_column("95% CI (Wilson)", justify="right")
+        # No column wraps or crops (c4jax.cli.common.print_table widens the
+        # table instead in a narrow terminal).
+        t.add_column("", no_wrap=True)
+        t.add_column("games", justify="right", no_wrap=True)
+        t.add_column("rate", justify="right", no_wrap=True)
+        t.add_column("95% CI (Wilson)", justify="right", no_wrap=True)
         t.add_row(f"A ({self.player_a}) wins", str(self.wins), pct(self.wins / n), ci(self.wins_ci))
         t.add_row("draws", str(self.draws), pct(self.draws / n), ci(self.draws_ci))
         t.add_row(f"B ({self.player_b}) wins", str(self.losses), pct(self.losses / n), ci(self.losses_ci))
@@ -283,6 +290,9 @@ def _make_play_fns(player_a: Player, player_b: Player, half: int, max_plies: int
 
     return start, plies
 
+
+# The most games one arena plays (each game's record is kept in memory).
+MAX_GAMES = 1_000_000
 
 # Plies per compiled call of the game loop: progress is reported (and the
 # host checks for the end) between calls.
@@ -419,11 +429,12 @@ def arena(
       :class:`ArenaResult` (A's wins/draws/losses with Wilson intervals, Elo,
       lengths, speed and every game).
     Raises:
-      ValueError: for an odd or non-positive ``num_games`` or a bad
+      ValueError: for an odd, non-positive or over 1,000,000 ``num_games``, a bad key or a bad
         ``batch_size``.
     """
-    if isinstance(num_games, bool) or not isinstance(num_games, int) or num_games < 2 or num_games % 2:
-        raise ValueError(f"num_games must be an even int >= 2 (sides alternate); got {num_games!r}")
+    if (isinstance(num_games, bool) or not isinstance(num_games, int) or num_games < 2 or num_games % 2
+            or num_games > MAX_GAMES):
+        raise ValueError(f"num_games must be an even int in 2..{MAX_GAMES:,} (sides alternate); got {num_games!r}")
     batch_size = num_games if batch_size is None else batch_size
     if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 2 or batch_size % 2:
         raise ValueError(f"batch_size must be an even int >= 2; got {batch_size!r}")
@@ -506,22 +517,79 @@ def _summarise(player_a, player_b, records, a_first, first_mover, seconds, compi
 
 
 def write_games(path, games: Iterable[GameRecord]) -> None:
-    """Writes games as JSON lines (moves 1-based, as ``from_moves`` takes them)."""
-    with open(path, "w") as f:
-        for g in games:
-            f.write(g.to_json() + "\n")
+    """Writes games as JSON lines (moves 1-based, as ``from_moves`` takes them).
+
+    Every record is checked and encoded before the file is opened, so bad
+    input never truncates an existing file.
+
+    Raises:
+      ValueError: ``games`` is not an iterable of :class:`GameRecord`.
+      OSError: the file cannot be written.
+    """
+    if isinstance(games, GameRecord):
+        raise ValueError("games must be an iterable of GameRecord (a list); got one GameRecord: wrap it in a list")
+    lines = []
+    for i, g in enumerate(games):
+        if not isinstance(g, GameRecord):
+            raise ValueError(f"games[{i}] is not a GameRecord; got {type(g).__name__}")
+        lines.append(g.to_json() + "\n")
+    with open(path, "w", encoding="utf-8") as f:
+        f.writelines(lines)
 
 
 def read_games(path) -> list[GameRecord]:
-    """Reads games written by :func:`write_games`.  Raises ``ValueError`` on a
-    malformed line (naming it)."""
+    """Reads games written by :func:`write_games`.
+
+    Each record is replayed: its game must be one c4jax plays (the ``repr``
+    of a :class:`~c4jax.connect4.Connect4` or ``TicTacToe()``), its moves legal
+    from the empty board (records of games from another start, ``start_ply >
+    0``, are checked for their fields only), and its ``result`` the result of
+    those moves.
+
+    Raises:
+      ValueError: on a malformed or impossible record, naming the file and
+        the line (also for a file that is not UTF-8 text).
+    """
     out = []
-    with open(path) as f:
-        for i, line in enumerate(f):
-            if not line.strip():
-                continue
-            try:
-                out.append(GameRecord.from_json(line))
-            except (ValueError, json.JSONDecodeError) as e:
-                raise ValueError(f"{path}: line {i + 1}: {e}") from None
+    with open(path, encoding="utf-8") as f:
+        try:
+            lines = list(f)
+        except UnicodeDecodeError as e:
+            raise ValueError(f"{path}: not UTF-8 text (byte {e.start}): not a file of game records") from None
+    for i, line in enumerate(lines):
+        if not line.strip():
+            continue
+        try:
+            record = GameRecord.from_json(line)
+            _check_replay(record)
+        except (ValueError, json.JSONDecodeError, RecursionError) as e:
+            raise ValueError(f"{path}: line {i + 1}: {e}") from None
+        out.append(record)
     return out
+
+
+def _check_replay(record: GameRecord) -> None:
+    """ValueError unless the record's moves, played from the empty board of
+    its game, are legal and end as its ``result`` says (plain Python)."""
+    from c4jax import connect4, tictactoe
+
+    name = record.game
+    if name == repr(tictactoe.GAME):
+        game = tictactoe.GAME
+    else:
+        import re
+
+        m = re.fullmatch(r"Connect4\(rows=(\d+), cols=(\d+), connect=(\d+)\)", name)
+        if not m:
+            raise ValueError(f"unknown game {name[:60]!r}: expected Connect4(rows=.., cols=.., connect=..) or TicTacToe()")
+        game = connect4.make(*(int(x) for x in m.groups()))
+    if record.start_ply:
+        return
+    env = game.from_moves([a + 1 for a in record.moves])  # ValueError names an illegal move
+    if record.moves and not bool(env.done):
+        result = None  # an unfinished game: the arena never writes one
+    else:
+        w = int(env.winner)
+        result = "draw" if w < 0 else "XO"[w]
+    if result != record.result:
+        raise ValueError(f"result is {record.result!r} but the moves give {result or 'an unfinished game'!r}")

@@ -210,7 +210,8 @@ def playout(key, env: Env, *, words, legal, wins, drop, has_line, heuristic: boo
         occ = occ | bits
         ply = ply + 1
         won = has_line(me)
-        result = jnp.where(won, jnp.where(i % 2 == 0, 1.0, -1.0), 0.0)
+        # float32 literals: under JAX_ENABLE_X64 a bare 1.0 would be float64.
+        result = jnp.where(won, jnp.where(i % 2 == 0, jnp.float32(1), jnp.float32(-1)), jnp.float32(0))
         return (occ ^ me, occ, ply, won | (ply >= max_plies), i + 1, result)
 
     init = (mine, p0 | p1, env.ply, env.done, jnp.int32(0), result_for_player_to_move(env))

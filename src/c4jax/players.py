@@ -200,8 +200,11 @@ def mcts_player(
     return Player(name=label, act=act, init=init, observe=observe, simulations=num_simulations)
 
 
-_MCTS = re.compile(r"^mcts:(\d+)$")
-_FLAT = re.compile(r"^flatmc:(\d+)$")
+# ASCII digits only (\d would take any Unicode digit), at most 40 of them.
+_MCTS = re.compile(r"^mcts:([0-9]{1,40})$")
+_FLAT = re.compile(r"^flatmc:([0-9]{1,40})$")
+MAX_SIMULATIONS = 1_000_000  # mcts:N (a tree of 2 N + 2 nodes per game)
+MAX_ROLLOUTS = 100_000  # flatmc:N (N rollouts of every legal move, batched)
 
 
 def parse_player(spec: str, **mcts_options: Any) -> Player:
@@ -223,12 +226,12 @@ def parse_player(spec: str, **mcts_options: Any) -> Player:
         return heuristic_player()
     if spec == "perfect":
         return perfect_player()
-    m = _MCTS.match(spec)
-    if m and int(m.group(1)) >= 1:
-        return mcts_player(int(m.group(1)), **mcts_options)
-    m = _FLAT.match(spec)
-    if m and int(m.group(1)) >= 1:
-        return flat_mc_player(int(m.group(1)))
+    m = _MCTS.match(spec) or _FLAT.match(spec)
+    if m:
+        n, top = int(m.group(1)), (MAX_SIMULATIONS if spec.startswith("mcts") else MAX_ROLLOUTS)
+        if not 1 <= n <= top:
+            raise ValueError(f"player {spec[:40]!r}: N must be in 1..{top:,} (players: {', '.join(PLAYER_KINDS)})")
+        return mcts_player(n, **mcts_options) if spec.startswith("mcts") else flat_mc_player(n)
     raise ValueError(
         f"unknown player {spec!r}; use one of: {', '.join(PLAYER_KINDS)} "
         "(N a positive integer, e.g. mcts:1000)"

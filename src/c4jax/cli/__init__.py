@@ -113,6 +113,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         with contextlib.suppress(OSError):
             sys.stdout = open(os.devnull, "w")
         return 1
+    except OSError as e:
+        if not _is_output_error(e):
+            raise
+        # The output cannot be written (a full disk, /dev/full, a closed
+        # terminal): one line where it can still go, exit 1.
+        with contextlib.suppress(OSError):
+            sys.stdout = open(os.devnull, "w")
+        with contextlib.suppress(OSError, ValueError):
+            sys.stderr.write(f"{PROG} {args.command}: error: cannot write the output: {e.strerror or e}\n")
+        return 1
+
+
+def _is_output_error(error: OSError) -> bool:
+    """Whether ``error`` came from writing standard output (rich's write to
+    the console's file), judged by the traceback's last frame."""
+    tb = error.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    return tb is not None and tb.tb_frame.f_code.co_filename.endswith(("rich/console.py", "rich\\console.py"))
 
 
 if __name__ == "__main__":

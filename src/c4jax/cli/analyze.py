@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import os
+
 from c4jax.cli.common import (
     Formatter,
     UsageError,
     check_writable,
+    file_arg,
     make_game,
     move_label,
     parse_moves,
@@ -44,7 +47,7 @@ def add_parser(sub, game, search_parent, common) -> None:
         "empty: the empty board",
     )
     p.add_argument("--seed", type=seed_arg, default=0, help="random seed of the search (default: 0)")
-    p.add_argument("--plot", metavar="PNG", default=None, help="write a bar chart of the visit counts (PNG)")
+    p.add_argument("--plot", metavar="PNG", type=file_arg, default=None, help="write a bar chart of the visit counts (PNG)")
     p.set_defaults(func=run)
 
 
@@ -65,8 +68,11 @@ def run(args, con, t_start: float) -> int:
     if args.think:
         from c4jax.search import run_mcts_anytime
 
+        import time
+
+        t0 = time.perf_counter()
         out, sims = run_mcts_anytime(jax.random.key(args.seed), env, args.think, **search_options(args))
-        done = f"{sims} simulations in {args.think:g} s"
+        done = f"{sims} simulations in {time.perf_counter() - t0:.2f} s (budget {args.think:g} s)"
     else:
         out = run_mcts(jax.random.key(args.seed), env, args.simulations, **search_options(args))
         done = f"{args.simulations} simulations"
@@ -84,6 +90,9 @@ def run(args, con, t_start: float) -> int:
 
 
 def _plot_visits(path: str, game, out, legal, moves: str) -> None:
+    # An MPLBACKEND matplotlib does not know would fail its import: the plot
+    # is a PNG file, drawn by Agg whatever the environment says.
+    os.environ["MPLBACKEND"] = "Agg"
     import matplotlib
 
     matplotlib.use("Agg")

@@ -6,7 +6,10 @@ from c4jax.cli.common import (
     Formatter,
     UsageError,
     check_writable,
+    MAX_GAMES,
+    file_arg,
     int_arg,
+    print_table,
     make_game,
     seed_arg,
 )
@@ -29,7 +32,7 @@ def add_parser(sub, game, search_parent, common) -> None:
         parents=[game, common],
         help="play games between two players",
         description="Play G games between two players (they alternate moving first), batched and\n"
-        "jitted; show a progress bar, then wins/draws/losses with 95%% Wilson intervals and Elo.",
+        "jitted; show a progress bar, then wins/draws/losses with 95% Wilson intervals and Elo.",
         epilog=ARENA_EPILOG,
         formatter_class=Formatter,
     )
@@ -41,7 +44,7 @@ def add_parser(sub, game, search_parent, common) -> None:
     )
     p.add_argument("--seed", type=seed_arg, default=0, help="random seed (default: 0)")
     p.add_argument("--batch-size", type=int_arg, default=None, help="games per jitted call, even (default: all)")
-    p.add_argument("--out", metavar="JSONL", default=None, help="write every game as JSON lines")
+    p.add_argument("--out", metavar="JSONL", type=file_arg, default=None, help="write every game as JSON lines")
     p.set_defaults(func=run)
 
 
@@ -52,9 +55,10 @@ def run(args, con, t_start: float) -> int:
     from c4jax.players import parse_player
 
     game = make_game(args)
-    if args.games < 2 or args.games % 2:
+    if args.games < 2 or args.games % 2 or args.games > MAX_GAMES:
         raise UsageError(
-            f"--games must be an even number >= 2 (the players alternate moving first); got {args.games}"
+            f"--games must be an even number in 2..{MAX_GAMES:,} (the players alternate moving first); "
+            f"got {args.games:,}"
         )
     if args.batch_size is not None and (args.batch_size < 2 or args.batch_size % 2):
         raise UsageError(f"--batch-size must be an even number >= 2; got {args.batch_size}")
@@ -77,7 +81,7 @@ def run(args, con, t_start: float) -> int:
         batch_size=args.batch_size,
         progress=True,
     )
-    con.print(result.table())
+    print_table(con, result.table())
     if args.out:
         try:
             write_games(args.out, result.games)

@@ -33,8 +33,13 @@ class Formatter(argparse.RawDescriptionHelpFormatter):
     """Keeps the epilog's examples as written."""
 
 
+def shown(text: str, limit: int = 40) -> str:
+    """``text`` for an error message: quoted, at most ``limit`` characters."""
+    return repr(text if len(text) <= limit else text[:limit] + "...")
+
+
 def positive_int(text: str) -> int:
-    if not (text.isascii() and text.strip().lstrip("+-").isdigit() and len(text) <= 12):
+    if not (text.isascii() and text.strip().lstrip("+-").isdigit() and len(text) <= 40):
         raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text[:20]!r}")
     value = int(text)
     if value < 1:
@@ -66,10 +71,32 @@ def seconds_arg(text: str) -> float:
 
 
 def int_arg(text: str) -> int:
+    """An ASCII integer (Unicode digits are refused, as in MOVES), at most
+    40 characters."""
+    if not (text.isascii() and len(text) <= 40):
+        raise argparse.ArgumentTypeError(f"expected an integer, got {shown(text)}")
     try:
         return int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+        raise argparse.ArgumentTypeError(f"expected an integer, got {shown(text)}") from None
+
+
+MAX_GAMES = 1_000_000  # arena --games: the records of every game are kept in memory
+
+
+def games_arg(text: str) -> int:
+    value = int_arg(text)
+    if not 2 <= value <= MAX_GAMES or value % 2:
+        raise argparse.ArgumentTypeError(
+            f"must be an even number in 2..{MAX_GAMES:,} (the players alternate moving first), got {value:,}"
+        )
+    return value
+
+
+def file_arg(text: str) -> str:
+    if not text.strip():
+        raise argparse.ArgumentTypeError("expected a file name, got an empty one")
+    return text
 
 
 def seed_arg(text: str) -> int:
@@ -143,7 +170,9 @@ def cache_dir(args) -> pathlib.Path | None:
     env = os.environ.get("C4JAX_CACHE_DIR")
     if env is not None:
         return pathlib.Path(env).expanduser() if env.strip() else None  # empty: off
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    base = os.environ.get("XDG_CACHE_HOME", "")
+    if not os.path.isabs(base):  # the XDG spec: a relative value is ignored
+        base = os.path.join(os.path.expanduser("~"), ".cache")
     return pathlib.Path(base) / "c4jax" / "jax"
 
 
@@ -205,12 +234,12 @@ def parse_moves(game, text: str):
         moves = []
         for i, tok in enumerate(t for t in re.split(r"[,\s]+", text) if t):
             if not (tok.isascii() and tok.isdigit() and len(tok) <= 9):
-                raise UsageError(f"bad MOVES {text!r}: move {i} is {tok!r}: expected a column 1..{game.cols}")
+                raise UsageError(f"bad MOVES {shown(text)}: move {i} is {shown(tok, 12)}: expected a column 1..{game.cols}")
             moves.append(int(tok))
     try:
         return game.from_moves(moves)
     except ValueError as e:
-        raise UsageError(f"bad MOVES {text!r}: {e}") from None
+        raise UsageError(f"bad MOVES {shown(text)}: {e}") from None
 
 
 def check_writable(path: str, what: str) -> None:
@@ -236,7 +265,13 @@ def console(**kw):
     # codes, and FORCE_COLOR overrides TERM=dumb: no styles at all in either.
     if os.environ.get("NO_COLOR") or os.environ.get("TERM", "").lower() in ("dumb", "unknown"):
         kw.setdefault("color_system", None)
-    return Console(highlight=False, **kw)
+    con = Console(highlight=False, **kw)
+    if con.width < MIN_WIDTH:  # COLUMNS=0 made rich print nothing, 1 a letter per line
+        con.width = MIN_WIDTH
+    return con
+
+
+MIN_WIDTH = 40  # the narrowest output drawn (a narrower terminal wraps it)
 
 
 GLYPHS = "\u00b7\u2501\u2502"  # the board's empty cell, rich's table and bar lines
@@ -260,6 +295,9 @@ def tolerate_any_encoding() -> None:
     Windows code page) never ends a command with a traceback."""
     for name in ("stdout", "stderr"):
         stream = getattr(sys, name)
+        if stream is None:  # started with the stream closed (>&-)
+            setattr(sys, name, open(os.devnull, "w"))
+            continue
         try:
             GLYPHS.encode(stream.encoding or "ascii")
         except (LookupError, UnicodeEncodeError):
@@ -267,12 +305,29 @@ def tolerate_any_encoding() -> None:
                 stream.reconfigure(errors="replace")
 
 
+def _unsquashed_width(table) -> int:
+    """The width ``table`` needs with every ``no_wrap`` column at its widest
+    cell and the others at their longest word (rich's own measure lets it
+    squash ``no_wrap`` columns too)."""
+    from rich.cells import cell_len
+
+    total = 0
+    for col in table.columns:
+        cells = [str(c) for c in col._cells] + [str(col.header)]
+        if col.no_wrap:
+            width = max(cell_len(c) for c in cells)
+        else:
+            width = max([col.min_width or 1] + [cell_len(w) for c in cells for w in c.split()])
+        total += width + 2  # one space of padding each side
+    return total + len(table.columns) + 1  # the column lines
+
+
 def print_table(con, table) -> None:
     """Prints a rich Table without squashing a column: the columns that do
     not wrap (moves, visits, values) keep their width and only the principal
     variation folds; a terminal narrower than that gets a wider table (its
     lines run past the edge) rather than cropped numbers."""
-    needed = con.measure(table, options=con.options.update_width(10_000)).minimum
+    needed = _unsquashed_width(table)
     if needed <= con.width:
         con.print(table)
         return

@@ -51,6 +51,9 @@ def anytime_capacity(seconds: float, chunk: int) -> int:
     return max(min(1 << (want - 1).bit_length(), _MAX_DEFAULT_CAPACITY), 2 * chunk + 2)
 
 
+MAX_SECONDS = 7 * 24 * 3600.0
+MAX_CHUNK = 1 << 16  # simulations per compiled chunk
+
 _COMPILED: dict = {}
 
 
@@ -105,12 +108,12 @@ def run_mcts_anytime(
       key: a PRNG key or a ``[B]`` batch of keys (as :func:`c4jax.run_mcts`);
         chunk ``i`` searches with ``jax.random.fold_in(key, i)``.
       env: an :class:`~c4jax.env.Env`, unbatched or ``[B]``.
-      seconds: the budget, a number > 0 (seconds of wall-clock time from the
+      seconds: the budget, a number in (0, 604800] (seconds, at most a week, of wall-clock time from the
         call, after compilation; compiling the first call of a shape takes
         a few seconds and is not counted).
       tree: a tree to continue (subtree reuse, as in :func:`c4jax.run_mcts`);
         ``None``: an empty tree of ``capacity`` nodes.
-      chunk: simulations per compiled call, an int >= 1: the granularity of
+      chunk: simulations per compiled call, an int in 1..65,536: the granularity of
         the clock (a batch of one on a 2-core CPU: about 2.5 ms per 128).
       max_simulations: stop once this many are done (an int >= ``chunk``,
         rounded down to a multiple of ``chunk``), or ``None``.
@@ -122,7 +125,7 @@ def run_mcts_anytime(
       ``(SearchOutput, int)``: the output after the last chunk (its tree holds
       every simulation; the root's visit count grew by ``num_simulations``)
       and ``num_simulations``, the simulations done per game, a multiple of
-      ``chunk``.
+      ``chunk`` (0 when every game of ``env`` is finished).
     Raises:
       ValueError: a bad ``seconds``, ``chunk`` or ``max_simulations``,
         ``selection="gumbel"`` (sequential halving needs the simulation count
@@ -131,8 +134,10 @@ def run_mcts_anytime(
     Reference: anytime behaviour of MCTS, Browne et al. 2012 sec. 3.3.
     """
     _check_number("seconds", seconds, 0, inclusive=False)
-    if isinstance(chunk, bool) or not isinstance(chunk, int) or chunk < 1:
-        raise ValueError(f"chunk must be an int >= 1; got {chunk!r}")
+    if seconds > MAX_SECONDS:
+        raise ValueError(f"seconds must be in (0, {MAX_SECONDS:,}] (a week); got {seconds!r}")
+    if isinstance(chunk, bool) or not isinstance(chunk, int) or not 1 <= chunk <= MAX_CHUNK:
+        raise ValueError(f"chunk must be an int in 1..{MAX_CHUNK:,}; got {chunk!r}")
     if max_simulations is not None and (
         isinstance(max_simulations, bool) or not isinstance(max_simulations, int) or max_simulations < chunk
     ):
@@ -172,7 +177,9 @@ def run_mcts_anytime(
             break
         if np.all(lower == upper) or now - start + (now - t0) > seconds:
             break
-    return unbatch_output(out, single), done * chunk
+    # A batch of finished games searched nothing (their roots stay alone).
+    searched = 0 if bool(np.all(jax.device_get(envs.done))) else done * chunk
+    return unbatch_output(out, single), searched
 
 
 @functools.cache

@@ -78,7 +78,10 @@ from c4jax.search.tree import (
 )
 from c4jax.values import leaf_value, prior_logits
 
-__all__ = ["run_mcts"]
+__all__ = ["run_mcts", "MAX_SIMULATIONS"]
+
+# Node indices are int32 and a tree has num_simulations + 1 nodes.
+MAX_SIMULATIONS = 2**30
 
 
 def run_mcts(
@@ -102,7 +105,7 @@ def run_mcts(
         alone).
       env: an :class:`~c4jax.env.Env` of any game and size, unbatched or with
         one leading batch axis ``[B]`` (finished games may be mixed in).
-      num_simulations: simulations per game, a Python ``int >= 1``.
+      num_simulations: simulations per game, a Python int in ``1..2**30`` (node indices are int32).
       tree: a tree from an earlier search, cut with :func:`c4jax.get_subtree`
         after the move was played, to reuse (subtree reuse).  Its root must be
         the position ``env``; a row whose tree is empty (the move played was
@@ -138,8 +141,9 @@ def prepare_search(key, env, num_simulations: int, tree, options: dict):
     validated and its ``capacity`` and ``max_depth`` resolved.  Raises the
     ``ValueError`` s that :func:`run_mcts` documents."""
     opts = options_from_kwargs(options)
-    if isinstance(num_simulations, bool) or not isinstance(num_simulations, int) or num_simulations < 1:
-        raise ValueError(f"num_simulations must be a Python int >= 1; got {num_simulations!r}")
+    if (isinstance(num_simulations, bool) or not isinstance(num_simulations, int)
+            or not 1 <= num_simulations <= MAX_SIMULATIONS):
+        raise ValueError(f"num_simulations must be a Python int in 1..{MAX_SIMULATIONS:,}; got {num_simulations!r}")
     if not isinstance(env, Env):
         raise ValueError(f"env must be a c4jax Env (from a game's env_reset/from_moves); got {type(env).__name__}")
     batch_shape = env.batch_shape
@@ -151,7 +155,7 @@ def prepare_search(key, env, num_simulations: int, tree, options: dict):
     key = as_key(key)
     if key.ndim > 1 or (key.ndim == 1 and (single or key.shape[0] != batch)):
         raise ValueError(
-            f"key must be one PRNG key or a [B] batch of keys, one per game "
+            f"key must be one PRNG key or a [B] batch of keys, one key per game "
             f"({'one game' if single else f'B = {batch}'}); got keys of shape {key.shape}"
         )
     keys = key[None] if single else keys_for_games(key, (batch,))

@@ -124,9 +124,10 @@ _BYTES_PER_LOOP = 640
 def _read_row(x: jax.Array, index, game) -> jax.Array:
     """``x[index]``, or ``x[game, index]`` for a batched ``x`` (``game`` not
     None), as one dynamic slice."""
-    lead = () if game is None else (game,)
+    # int32 starts: under JAX_ENABLE_X64 a Python 0 or a loop counter is int64.
+    lead = () if game is None else (jnp.asarray(game, jnp.int32),)
     k = len(lead)
-    starts = lead + (index,) + (0,) * (x.ndim - k - 1)
+    starts = lead + (jnp.asarray(index, jnp.int32),) + (jnp.int32(0),) * (x.ndim - k - 1)
     sizes = (1,) * (k + 1) + x.shape[k + 1:]
     return jax.lax.dynamic_slice(x, starts, sizes).reshape(x.shape[k + 1:])
 

@@ -1,0 +1,239 @@
+"""A fresh user's break-it session on issue 10's work (a clean install from
+the README, then bad input and hostile environments); each finding rerun
+here.  The command-line cases run in this process where the command stops
+before any search (argument errors), in subprocesses otherwise."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from types import SimpleNamespace
+
+import jax
+import numpy as np
+import pytest
+
+import c4jax
+from c4jax import connect4 as c4
+from c4jax import tictactoe as ttt
+from c4jax.cli import common, main
+
+CMD = [sys.executable, "-m", "c4jax.cli"]
+
+# Starting a subprocess with preexec_fn forks this (JAX) process; the child
+# execs at once, so JAX's warning about fork does not apply.
+pytestmark = pytest.mark.filterwarnings("ignore:os.fork\\(\\) was called:RuntimeWarning")
+
+
+def _one_line_error(capsys, argv, message):
+    code = main(argv)
+    err = capsys.readouterr().err
+    lines = err.strip().splitlines()
+    assert code == 2 and len(lines) == 1 and message in lines[0] and "Traceback" not in err, err
+    return lines[0]
+
+
+# --- huge numbers --------------------------------------------------------------------
+
+
+def test_huge_game_counts_are_refused_not_run_out_of_memory(capsys):
+    # It was run: OOM-killed at 23.5 GB (10**9 games), or a hang (10**12).
+    for n in ("1000000000", "1000000000000"):
+        _one_line_error(capsys, ["arena", "random", "random", "--game", "tictactoe", "--games", n],
+                        "--games must be an even number in 2..1,000,000")
+    with pytest.raises(ValueError, match=r"2\.\.1,000,000"):
+        c4jax.arena(jax.random.key(0), c4jax.random_player(), c4jax.random_player(), 10**9)
+
+
+@pytest.mark.parametrize("spec", ["mcts:10000000000000", "mcts:1000001", "flatmc:10000000000000", "flatmc:100001"])
+def test_huge_player_budgets_are_refused(spec, capsys):
+    # They were a traceback (int32 overflow) or a 9 PB allocation.
+    with pytest.raises(ValueError, match=r"N must be in 1\.\."):
+        c4jax.parse_player(spec)
+    _one_line_error(capsys, ["arena", spec, "random", "--game", "tictactoe", "--games", "2"], "N must be in 1..")
+
+
+def test_unicode_digits_are_refused_in_player_specs_as_everywhere():
+    for spec in ("mcts:\u0665\u0660", "flatmc:\uff15"):
+        with pytest.raises(ValueError, match="unknown player"):
+            c4jax.parse_player(spec)
+
+
+def test_huge_search_budgets_are_value_errors():
+    env = ttt.from_moves("15")
+    key = jax.random.key(0)
+    with pytest.raises(ValueError, match=r"num_simulations must be a Python int in 1\.\."):
+        c4jax.run_mcts(key, env, 10**12)
+    with pytest.raises(ValueError, match="seconds must be in"):
+        c4jax.run_mcts_anytime(key, env, 1e308)
+    with pytest.raises(ValueError, match="chunk must be an int in"):
+        c4jax.run_mcts_anytime(key, env, 0.1, chunk=10**9)
+
+
+def test_a_long_simulation_count_says_it_is_too_large(capsys):
+    _one_line_error(capsys, ["analyze", "44", "-n", "1000000000000"], "must be at most 1,000,000")
+
+
+def test_error_lines_do_not_repeat_a_huge_argument(capsys):
+    line = _one_line_error(capsys, ["analyze", "x" * 10_000], "bad MOVES")
+    assert len(line) < 200, len(line)
+    line = _one_line_error(capsys, ["analyze", "44", "--seed", "9" * 5000], "--seed")
+    assert len(line) < 200, len(line)
+
+
+def test_empty_file_names_are_refused(capsys):
+    _one_line_error(capsys, ["analyze", "44", "--plot", ""], "expected a file name")
+    _one_line_error(capsys, ["arena", "random", "random", "--out", ""], "expected a file name")
+
+
+def test_arena_help_has_no_doubled_percent(capsys):
+    assert main(["arena", "--help"]) == 0
+    out = capsys.readouterr().out
+    assert "95% Wilson" in out and "%%" not in out
+
+
+# --- environment -------------------------------------------------------------------
+
+
+def test_a_relative_xdg_cache_home_is_ignored(monkeypatch):
+    args = SimpleNamespace(no_cache=False, cache_dir=None)
+    monkeypatch.delenv("C4JAX_CACHE_DIR", raising=False)
+    monkeypatch.setenv("HOME", "/home/someone")
+    monkeypatch.setenv("XDG_CACHE_HOME", "relcache")
+    assert str(common.cache_dir(args)) == "/home/someone/.cache/c4jax/jax"
+    monkeypatch.setenv("XDG_CACHE_HOME", "/var/cache/me")
+    assert str(common.cache_dir(args)) == "/var/cache/me/c4jax/jax"
+
+
+@pytest.mark.parametrize("columns", ["0", "1", "12"])
+def test_a_zero_or_tiny_terminal_width_still_shows_everything(monkeypatch, columns):
+    # COLUMNS=0 printed nothing at all, COLUMNS=1 a letter per line.
+    import io
+
+    monkeypatch.setenv("COLUMNS", columns)
+    stream = io.StringIO()
+    con = common.console(file=stream)
+    assert con.width == common.MIN_WIDTH
+    common.print_board(con, c4.env_reset().game, c4.from_moves("4453"))
+    con.print("Best move: column 3")
+    lines = stream.getvalue().splitlines()
+    assert lines[-2] == "X to move (ply 4)" and lines[-1] == "Best move: column 3"
+
+
+def test_the_arena_table_never_crops_a_number():
+    import io
+
+    r = c4jax.arena(jax.random.key(0), c4jax.random_player(), c4jax.heuristic_player(), 4, ttt.env_reset())
+    for width in (40, 80):
+        stream = io.StringIO()
+        con = common.console(file=stream, width=width)
+        common.print_table(con, r.table())
+        text = stream.getvalue()
+        assert "\u2026" not in text, text  # rich's ellipsis: a cropped cell
+        assert f"{r.compile_seconds:.1f} s" in text or "compile" in text
+        assert "/".join(map(str, r.a_first)) in text
+
+
+def test_64_bit_mode_searches_and_rolls_out():
+    # JAX_ENABLE_X64=1 broke every rollout (a float64 literal in the loop carry).
+    with jax.enable_x64(True):
+        for fn in (c4.rollout, c4.heuristic_rollout, ttt.rollout):
+            value = fn(jax.random.key(1), fn.__self__.env_reset())
+            assert value.dtype == np.float32 and float(value) in (-1.0, 0.0, 1.0)
+        out = c4jax.run_mcts(jax.random.key(0), ttt.from_moves("12"), 8)
+        assert int(out.visit_counts.sum()) == 8
+
+
+def test_anytime_on_a_finished_game_claims_no_simulations():
+    out, n = c4jax.run_mcts_anytime(jax.random.key(0), ttt.from_moves("14253"), 5.0, chunk=8)
+    assert n == 0 and int(out.action) == -1 and int(out.visit_counts.sum()) == 0
+
+
+# --- output streams and matplotlib (subprocesses) -------------------------------------
+
+
+def _run(args, **kw):
+    env = {**os.environ, "JAX_PLATFORMS": "cpu", "C4JAX_CACHE_DIR": "", "PYTHONWARNINGS": "ignore", **kw.pop("env", {})}
+    return subprocess.run(CMD + args, env=env, capture_output=True, timeout=300, **kw)
+
+
+ARENA = ["arena", "random", "random", "--game", "tictactoe", "--games", "2"]
+
+
+def test_a_full_or_closed_stdout_is_one_line_not_a_traceback():
+    with open("/dev/full", "w") as full:
+        r = subprocess.run(CMD + ARENA, env={**os.environ, "JAX_PLATFORMS": "cpu", "C4JAX_CACHE_DIR": ""},
+                           stdout=full, stderr=subprocess.PIPE, timeout=300)
+    err = r.stderr.decode()
+    assert r.returncode == 1 and "Traceback" not in err, err
+    assert err.strip().splitlines() == ["c4jax arena: error: cannot write the output: No space left on device"]
+    closed = subprocess.run(CMD + ARENA, env={**os.environ, "JAX_PLATFORMS": "cpu", "C4JAX_CACHE_DIR": ""},
+                            stderr=subprocess.PIPE, timeout=300, preexec_fn=lambda: os.close(1))
+    assert closed.returncode == 0 and b"Traceback" not in closed.stderr, closed.stderr.decode()
+
+
+def test_a_bad_matplotlib_backend_does_not_stop_the_plot(tmp_path):
+    png = tmp_path / "v.png"
+    r = _run(["analyze", "15", "--game", "tictactoe", "-n", "16", "--plot", str(png)], env={"MPLBACKEND": "bogus"})
+    assert r.returncode == 0, r.stderr.decode()[-600:]
+    assert png.read_bytes()[:4] == b"\x89PNG"
+
+
+# --- game records ----------------------------------------------------------------------
+
+
+def _record(**changes):
+    d = {"game": "TicTacToe()", "x": "a", "o": "b", "result": "X", "plies": 5, "start_ply": 0,
+         "moves": [1, 4, 2, 5, 3]}
+    d.update(changes)
+    return json.dumps(d)
+
+
+@pytest.mark.parametrize(
+    "line, words",
+    [
+        (_record(), None),  # the valid record: read as it is
+        (_record(result="O"), "the moves give 'X'"),
+        (_record(plies=4), "plies is 4"),
+        (_record(moves=[1, 1], plies=2), "occupied"),
+        (_record(moves=[99], plies=1), "1..9"),
+        (_record(moves=[1, 4, 2, 5, 3, 6], plies=6), "ended"),
+        (_record(start_ply=True), "start_ply"),
+        (_record(start_ply=10**30), "start_ply"),
+        (_record(game="Chess()"), "unknown game"),
+        (_record(x={"a": 1}), "player's name"),
+        (_record(game="Connect4(rows=6, cols=7, connect=4)", moves=[1] * 7, plies=7, result="draw"), "full column"),
+    ],
+)
+def test_impossible_game_records_are_refused(tmp_path, line, words):
+    path = tmp_path / "g.jsonl"
+    path.write_text(line + "\n")
+    if words is None:
+        assert c4jax.read_games(path)[0].moves == (0, 3, 1, 4, 2)
+        return
+    with pytest.raises(ValueError, match="line 1") as e:
+        c4jax.read_games(path)
+    assert words in str(e.value), str(e.value)
+
+
+def test_a_binary_file_is_a_value_error_naming_the_file(tmp_path):
+    path = tmp_path / "b.jsonl"
+    path.write_bytes(b"\xff\xfe\x00garbage\n")
+    with pytest.raises(ValueError, match="not UTF-8"):
+        c4jax.read_games(path)
+
+
+def test_write_games_checks_everything_before_touching_the_file(tmp_path):
+    path = tmp_path / "keep.jsonl"
+    path.write_text(_record() + "\n" + _record() + "\n")
+    games = c4jax.read_games(path)
+    before = path.read_bytes()
+    with pytest.raises(ValueError, match=r"games\[1\] is not a GameRecord"):
+        c4jax.write_games(path, [games[0], "oops", games[1]])
+    assert path.read_bytes() == before
+    new = tmp_path / "new.jsonl"
+    with pytest.raises(ValueError, match="wrap it in a list"):
+        c4jax.write_games(new, games[0])
+    assert not new.exists()
