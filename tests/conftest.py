@@ -33,6 +33,30 @@ import jax  # noqa: E402
 import pytest  # noqa: E402
 
 
+def pytest_configure(config):
+    """One persistent compilation cache for the whole test session, shared by
+    both xdist workers (they inherit this process's environment) and kept
+    across the per-module cache drops below: a program that another module
+    or the other worker already compiled is loaded instead of compiled.  A
+    fresh folder per session, so no run reads another's entries; tests that
+    check the cache itself use folders of their own."""
+    import tempfile
+
+    if "C4JAX_TEST_JAX_CACHE" not in os.environ:
+        os.environ["C4JAX_TEST_JAX_CACHE"] = tempfile.mkdtemp(prefix="c4jax-test-jax-cache-")
+        config._c4jax_cache_owner = True  # this process made it: it removes it
+    jax.config.update("jax_compilation_cache_dir", os.environ["C4JAX_TEST_JAX_CACHE"])
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 1.0)
+    jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
+
+
+def pytest_unconfigure(config):
+    if getattr(config, "_c4jax_cache_owner", False):
+        import shutil
+
+        shutil.rmtree(os.environ.pop("C4JAX_TEST_JAX_CACHE"), ignore_errors=True)
+
+
 @pytest.fixture(autouse=True, scope="module")
 def _drop_jax_caches_after_module():
     yield

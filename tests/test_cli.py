@@ -403,7 +403,7 @@ BAD = [
     (["analyze", "1111111"], "move 6 (1) is into a full column"),
     (["analyze", "--game", "tictactoe", "55"], "move 1 (5) is on an occupied cell"),
     (["analyze", "1212121"], "finished game"),
-    (["arena", "mcts:0", "random"], "unknown player 'mcts:0'"),
+    (["arena", "mcts:0", "random"], "player 'mcts:0': N must be in 1.."),
     (["arena", "random", "alphazero"], "unknown player 'alphazero'"),
     (["arena", "perfect", "random"], "the perfect player plays tic-tac-toe only"),
     (["arena", "random", "random", "--games", "7"], "--games must be an even number"),
