@@ -12,22 +12,36 @@ compiled code of test_search.py alone takes the process from about 5,600 to
 relies on compilations made by another module (compile-once tests use
 ``chex.assert_max_traces`` inside one test).
 
-The tests compile with LLVM's optimisation off
-(``XLA_FLAGS=--xla_backend_optimization_level=0``, unless ``XLA_FLAGS``
-already sets a level): the suite's time is mostly XLA compiling, and this cut
-it by about 30% (tests/test_reuse.py: 317 s -> 218 s, same run).  The
-programs are the same HLO (every pass that the structural tests of
-tests/test_search_cost.py inspect still runs); only the machine code is less
-optimised, and XLA's CPU backend never reorders floating-point arithmetic
-(no fast math), so every value is the same.  The CLI's subprocesses inherit
-the setting; the benchmarks never use it.
+The tests compile fast, run slow code: the suite's time is mostly XLA
+compiling (measured per test with JAX's compile-time events: on the CPU 65%
+of the in-process test time is XLA's backend compile, 20% tracing and
+lowering, 10% running), so ``XLA_FLAGS`` turns off LLVM's optimisation
+(``--xla_backend_optimization_level=0``, which cut the suite by about 30%:
+tests/test_reuse.py 317 s -> 218 s) and the MLIR fusion emitters
+(``--xla_cpu_use_fusion_emitters=false``: XLA's older elemental emitter,
+about 30% less compile time again on a search; tests/test_search.py and
+three more files 1,080 -> 830 s of test time), unless ``XLA_FLAGS`` already
+sets them.  XLA's CPU backend never reorders floating-point arithmetic (no
+fast math), so every value is the same.  The level changes only machine
+code; the older emitter also changes which operations XLA fuses, so the
+structural tests of tests/test_search_cost.py, which inspect the optimised
+HLO, are marked ``users_hlo`` and compile with the fusion emitters on.  The
+CLI's subprocesses inherit the setting; the benchmarks never use it.
+
+That code runs about five times slower (a batch of 16 Connect 4 searches
+of 400 simulations: 0.8 s against 0.15 s), which costs more than it saves
+in the few tests that search for a long time (arenas, a million rollouts,
+thousands of simulations on a batch): those are marked
+``@pytest.mark.optimized`` and compile as users' programs do (XLA's
+defaults, given per compilation; see ``_compile_overrides``).
 """
 
 import gc
 import os
 
-if "xla_backend_optimization_level" not in os.environ.get("XLA_FLAGS", ""):
-    os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " --xla_backend_optimization_level=0").strip()
+for _flag, _value in (("xla_backend_optimization_level", "0"), ("xla_cpu_use_fusion_emitters", "false")):
+    if _flag not in os.environ.get("XLA_FLAGS", ""):
+        os.environ["XLA_FLAGS"] = f"{os.environ.get('XLA_FLAGS', '')} --{_flag}={_value}".strip()
 
 import jax  # noqa: E402
 import pytest  # noqa: E402
@@ -55,6 +69,51 @@ def pytest_unconfigure(config):
         import shutil
 
         shutil.rmtree(os.environ.pop("C4JAX_TEST_JAX_CACHE"), ignore_errors=True)
+
+
+# Per-compilation overrides of XLA_FLAGS above, by marker: ``optimized``
+# gets XLA's defaults (xla/debug_options_flags.cc), as users' programs do;
+# ``users_hlo`` (the tests that inspect compiled HLO) the fusion emitters,
+# whose flag changes XLA's fusion decisions and so the optimised HLO, while
+# LLVM's optimisation level changes only machine code (checked: the
+# optimised HLO of a search is the same text at levels 0 and 2).
+OVERRIDES = {
+    "optimized": {"xla_backend_optimization_level": 2, "xla_cpu_use_fusion_emitters": True},
+    "users_hlo": {"xla_cpu_use_fusion_emitters": True},
+}
+
+
+@pytest.fixture(autouse=True)
+def _compile_overrides(request):
+    """A test marked ``optimized`` or ``users_hlo`` compiles with its
+    :data:`OVERRIDES` on top of ``XLA_FLAGS``: JAX hands them to XLA as
+    per-compilation option overrides (what ``jax.jit(...,
+    compiler_options=...)`` does), here added to every compilation the test
+    makes, the library's own jits included.  Programs that jitted functions
+    already compiled in this process are reused as they are (JAX's in-memory
+    caches do not key on these options; the persistent cache does)."""
+    overrides = {}
+    for name, options in OVERRIDES.items():
+        if request.node.get_closest_marker(name) is not None:
+            overrides.update(options)
+    if not overrides:
+        yield
+        return
+    from jax._src import compiler  # the one function that builds the options
+
+    original = getattr(compiler, "get_compile_options", None)
+    if original is None:  # another JAX
+        pytest.fail("tests/conftest.py: jax._src.compiler.get_compile_options is gone; "
+                    "update _compile_overrides")
+
+    def with_overrides(*args, env_options_overrides=None, **kwargs):
+        return original(*args, env_options_overrides={**overrides, **(env_options_overrides or {})}, **kwargs)
+
+    compiler.get_compile_options = with_overrides
+    try:
+        yield
+    finally:
+        compiler.get_compile_options = original
 
 
 @pytest.fixture(autouse=True, scope="module")

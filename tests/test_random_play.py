@@ -26,7 +26,7 @@ from c4jax import connect4, tictactoe
 
 from reference_games import Connect4Ref, TicTacToeRef
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.optimized]
 
 # Connect 4 (7x6), 20 million random games; quoted to 4 decimals (2 for the length).
 C4_REF_GAMES = 20_000_000

@@ -274,6 +274,7 @@ def test_solver_proves_a_loss_two_plies_deep_and_keeps_means_when_all_lose():
 # Tactics, both players, both games, 10 seeds each.
 
 
+@pytest.mark.optimized
 def test_connect4_tactical_positions_win_now_else_block():
     recs = [r for r in records() if r["kind"] == "tactical"]
     assert {r["to_move"] for r in recs} == {1, 2}
@@ -313,6 +314,7 @@ def test_tictactoe_tactics_both_players():
         assert a in best, (moves, a, best)
 
 
+@pytest.mark.optimized
 def test_connect4_perfect_play_positions_floor():
     # Measured at 400 simulations, key 0, default options: strict 0.88,
     # win/draw/loss 0.97 (benchmarks/README.md has the table); a random
@@ -475,6 +477,7 @@ def test_first_play_urgency_visits_every_column_of_a_wide_board(rows, cols):
         c4jax.run_mcts(jax.random.key(0), env, 10, unvisited_q="zero")
 
 
+@pytest.mark.optimized
 def test_solver_finds_the_trap_that_plain_means_miss():
     # After X's edge opening (cell 2), O's far-corner replies (7, 9) and the
     # edges next to X's lose to a fork.  Searches of 1600 simulations, one

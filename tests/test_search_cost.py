@@ -25,6 +25,9 @@ from c4jax.search.search import _search_batch
 
 from hlo_inspect import gathers_from, launched_loops, whole_array_ops
 
+# Inspects the compiled HLO: compiled with the fusion emitters users get (tests/conftest.py).
+pytestmark = pytest.mark.users_hlo
+
 CAPACITY = 4001
 SIMULATIONS = 16  # the trip count does not change the program's shape
 

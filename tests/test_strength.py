@@ -24,6 +24,7 @@ ZERO_LOSS_SIMS = 3200
 
 
 @pytest.mark.slow
+@pytest.mark.optimized
 def test_tictactoe_mcts_never_loses_to_perfect():
     r = c4jax.arena(
         jax.random.key(0), c4jax.mcts_player(ZERO_LOSS_SIMS), c4jax.perfect_player(), 100, ttt.env_reset()
@@ -36,6 +37,7 @@ def test_tictactoe_mcts_never_loses_to_perfect():
 
 
 @pytest.mark.slow
+@pytest.mark.optimized
 def test_tictactoe_mcts_without_solver_still_loses_to_perfect():
     # Why the solver is on by default: the same arena without it loses.
     # ttt_tables.md section 3, solver=False, key 0: 9 losses as O in 100 at
@@ -46,6 +48,7 @@ def test_tictactoe_mcts_without_solver_still_loses_to_perfect():
 
 
 @pytest.mark.slow
+@pytest.mark.optimized
 def test_tictactoe_mcts_beats_the_random_player():
     # ttt_tables.md section 6 (key 0, 200 games): default MCTS(400) wins
     # 99/100 as X and 89/100 as O, and loses none.  For scale: the perfect
@@ -60,6 +63,7 @@ def test_tictactoe_mcts_beats_the_random_player():
 
 
 @pytest.mark.slow
+@pytest.mark.optimized
 def test_connect4_more_simulations_win():
     # connect4_tables.md (a): MCTS(50) vs MCTS(400) scored 19 wins, 8 draws,
     # 173 losses in 200 games (Elo -354).  tests/test_search.py already
