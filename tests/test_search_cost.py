@@ -32,6 +32,22 @@ CAPACITY = 4001
 SIMULATIONS = 16  # the trip count does not change the program's shape
 
 
+
+def test_the_inspected_programs_are_compiled_with_the_users_fusion_emitters():
+    """The guard for tests/conftest.py's ``users_hlo`` override: the suite's
+    ``XLA_FLAGS`` turn XLA's fusion emitters off, which changes the
+    optimised HLO; under this module's marker every compilation must give the
+    HLO of the emitters users get instead."""
+    def f(x):
+        return jnp.cumprod(x * 2.0, axis=0).sum(), jnp.any(x > 0.5, axis=1)
+
+    def text(options=None):
+        return jax.jit(f, compiler_options=options).lower(jnp.ones((64, 7))).compile().as_text()
+
+    users = text({"xla_cpu_use_fusion_emitters": True})
+    assert text() == users  # what the tests below inspect
+    assert text({"xla_cpu_use_fusion_emitters": False}) != users  # the emitters do change the HLO
+
 @functools.cache
 def _compiled_text(batch: int, reused: bool, capacity: int = CAPACITY, **options) -> str:
     """The optimized HLO of the search (cached: the tests share it)."""

@@ -126,7 +126,9 @@ def run_mcts(
         with a reused tree (sequential halving assumes a fresh root).
 
     Compiled once per (shapes, options, num_simulations) and cached; it can be
-    called inside ``jax.jit`` too.  References: Browne et al. 2012 (MCTS),
+    called inside ``jax.jit`` too.  A batch of several games is the one-game
+    search under ``jax.vmap``; one game (or a batch of one) is searched
+    without it, which traces and compiles faster.  References: Browne et al. 2012 (MCTS),
     Winands et al. 2008 and Cazenave & Saffidine 2011 (the solver),
     Kocsis & Szepesvari 2006 (UCT), Silver et al. 2017 (PUCT), Danihelka et
     al. 2022 (Gumbel), Sutton & Barto 2018 sec. 8.11.
