@@ -237,3 +237,12 @@ def test_write_games_checks_everything_before_touching_the_file(tmp_path):
     with pytest.raises(ValueError, match="wrap it in a list"):
         c4jax.write_games(new, games[0])
     assert not new.exists()
+
+
+@pytest.mark.parametrize("moves", [None, 5, 2.5])
+@pytest.mark.parametrize("game", [c4, ttt], ids=["connect4", "tictactoe"])
+def test_from_moves_of_no_sequence_is_a_value_error(game, moves):
+    # Was a TypeError from enumerate (the last stop's "left alone" list).
+    with pytest.raises(ValueError, match="moves must be a string of digits or a sequence of ints; got"):
+        game.from_moves(moves)
+    assert int(game.from_moves((1, 2)).ply) == int(game.from_moves([1, 2]).ply) == 2  # sequences still work

@@ -42,7 +42,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from c4jax.env import NO_WINNER, Env, as_action, check_game, finish_step, one_game_or_batch, playout
+from c4jax.env import NO_WINNER, Env, as_action, check_game, finish_step, move_list, one_game_or_batch, playout
 from c4jax.keys import as_key
 
 __all__ = [
@@ -280,7 +280,8 @@ class Connect4:
         Raises:
           ValueError: naming the offending move and its 0-based index for a
             bad character, a column outside ``1..cols``, a full column, or a
-            move after the game ended.
+            move after the game ended; ``moves`` neither a string nor a
+            sequence (``None``, a number).
         """
         cols, rows = self.cols, self.rows
         if isinstance(moves, str):
@@ -299,7 +300,7 @@ class Connect4:
                 parsed.append(int(ch))
         else:
             parsed = []
-            for i, m in enumerate(moves):
+            for i, m in enumerate(move_list(moves)):
                 if isinstance(m, bool) or not isinstance(m, (int, np.integer)):
                     raise ValueError(f"move {i} is {m!r}: expected an int column 1..{cols}")
                 parsed.append(int(m))

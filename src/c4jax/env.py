@@ -248,6 +248,22 @@ def as_action(action) -> jax.Array:
     return a.astype(jnp.int32)
 
 
+def move_list(moves) -> list:
+    """A game's ``moves`` given as a sequence (``[4, 4, 5]``) as a list, for
+    ``from_moves``.
+
+    Raises:
+      ValueError: ``moves`` is not iterable (``None``, a number), naming the
+        two forms ``from_moves`` takes.
+    """
+    try:
+        return list(moves)
+    except TypeError:
+        raise ValueError(
+            f"moves must be a string of digits or a sequence of ints; got {type(moves).__name__}"
+        ) from None
+
+
 def check_game(game, env: Env) -> None:
     """Raises ``ValueError`` if ``env`` belongs to another game than ``game``
     (a static check: the module-level functions play the standard board)."""

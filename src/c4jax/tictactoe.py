@@ -27,7 +27,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from c4jax.env import NO_WINNER, Env, as_action, check_game, finish_step, one_game_or_batch, playout
+from c4jax.env import NO_WINNER, Env, as_action, check_game, finish_step, move_list, one_game_or_batch, playout
 from c4jax.keys import as_key
 
 __all__ = [
@@ -199,8 +199,9 @@ class TicTacToe:
 
         Raises:
           ValueError: naming the offending move and its 0-based index for a
-            bad character, a cell outside 1..9, an occupied cell, or a move
-            after the game ended.
+            bad character, a cell outside 1..9, an occupied cell, a move
+            after the game ended, or ``moves`` neither a string nor a
+            sequence (``None``, a number).
         """
         if isinstance(moves, str):
             parsed = []
@@ -210,7 +211,7 @@ class TicTacToe:
                 parsed.append(int(ch))
         else:
             parsed = []
-            for i, m in enumerate(moves):
+            for i, m in enumerate(move_list(moves)):
                 if isinstance(m, bool) or not isinstance(m, (int, np.integer)):
                     raise ValueError(f"move {i} is {m!r}: expected an int cell 1..9")
                 parsed.append(int(m))
