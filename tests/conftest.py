@@ -13,14 +13,16 @@ relies on compilations made by another module (compile-once tests use
 ``chex.assert_max_traces`` inside one test).
 
 The tests compile fast, run slow code: the suite's time is mostly XLA
-compiling (measured per test with JAX's compile-time events: on the CPU 65%
-of the in-process test time is XLA's backend compile, 20% tracing and
-lowering, 10% running), so ``XLA_FLAGS`` turns off LLVM's optimisation
+compiling (measured per test with JAX's compile-time events, over 1,436 s
+of in-process tests: 64% XLA's backend compile, 27% tracing and lowering,
+9% running), so ``XLA_FLAGS`` turns off LLVM's optimisation
 (``--xla_backend_optimization_level=0``, which cut the suite by about 30%:
 tests/test_reuse.py 317 s -> 218 s) and the MLIR fusion emitters
 (``--xla_cpu_use_fusion_emitters=false``: XLA's older elemental emitter,
-about 30% less compile time again on a search; tests/test_search.py and
-three more files 1,080 -> 830 s of test time), unless ``XLA_FLAGS`` already
+about 30% less compile time again on a search, fresh processes
+alternating; tests/test_search.py and three more files took 1,080 s of test
+time with the level alone and 830 s with both, two runs an hour apart on the
+same idle machine), unless ``XLA_FLAGS`` already
 sets them.  XLA's CPU backend never reorders floating-point arithmetic (no
 fast math), so every value is the same.  The level changes only machine
 code; the older emitter also changes which operations XLA fuses, so the
