@@ -76,7 +76,7 @@ def test_same_tree_as_mctx_muzero_policy(game, moves, n, seed):
     assert _nodes_below_terminal(ref) == []
     # solver=False: the solver's proofs change selection once a finished
     # game is reached (mctx has no solver).
-    ours = c4jax.run_mcts(key, env, n, solver=False).search_tree
+    ours = c4jax.run_mcts(key, env, n, solver=False, **c4jax.MCTX_RECIPE).search_tree
     for field in TREE_FIELDS:
         np.testing.assert_allclose(
             np.asarray(getattr(ours, field)), np.asarray(getattr(ref, field)),
@@ -87,7 +87,7 @@ def test_same_tree_as_mctx_muzero_policy(game, moves, n, seed):
 def test_terminal_aware_where_mctx_expands_below_finished_games():
     key, env, n = jax.random.key(42), c4.from_moves("4453"), 60
     ref = _mctx_reference(key, env, n)
-    ours = c4jax.run_mcts(key, env, n, solver=False).search_tree
+    ours = c4jax.run_mcts(key, env, n, solver=False, **c4jax.MCTX_RECIPE).search_tree
     below = _nodes_below_terminal(ref)
     assert below, "mctx should spend nodes below finished games in this position"
     assert _nodes_below_terminal(ours) == []
@@ -107,9 +107,10 @@ def test_terminal_aware_where_mctx_expands_below_finished_games():
 
 
 # --------------------------------------------------------------------------
-# Hand-worked trees (uniform prior, PUCT c1 = 1.25, c2 = 19652, Q by min-max
-# over [-1, 1]: unvisited actions score 0, a draw 0.5, a win 1), with and
-# without the solver.
+# Hand-worked trees, for mctx's recipe (c4jax.MCTX_RECIPE: uniform prior,
+# uniformly random rollouts, one simulation at a time; PUCT c1 = 1.25,
+# c2 = 19652, Q by min-max over [-1, 1]: unvisited actions score 0, a draw
+# 0.5, a win 1), with and without the solver.
 
 
 def test_hand_worked_one_legal_move():
@@ -124,7 +125,7 @@ def test_hand_worked_one_legal_move():
     # Root: 1 + 5 visits, value (0 + 5 * 0) / 6 = 0; Q(9) = 0 + 0 * 0 = 0.
     env = ttt.from_moves("12354687")
     assert np.asarray(ttt.legal_action_mask(env)).tolist() == [False] * 8 + [True]
-    out = c4jax.run_mcts(jax.random.key(0), env, 5)
+    out = c4jax.run_mcts(jax.random.key(0), env, 5, **c4jax.MCTX_RECIPE)
     t = row(out.search_tree)
     assert int(out.action) == 8
     assert out.visit_counts.tolist() == [0] * 8 + [5]
@@ -167,7 +168,7 @@ def test_hand_worked_two_legal_moves(n, visits_a, visits_b, solver):
     # visit before n = 8 anyway, so the visit counts are the same.
     env = ttt.from_moves("1324758")
     assert np.flatnonzero(np.asarray(ttt.legal_action_mask(env))).tolist() == [5, 8]
-    out = c4jax.run_mcts(jax.random.key(7), env, n, solver=solver)
+    out = c4jax.run_mcts(jax.random.key(7), env, n, solver=solver, **c4jax.MCTX_RECIPE)
     t = row(out.search_tree)
     expected = [0] * 9
     expected[5], expected[8] = visits_a, visits_b
@@ -225,7 +226,7 @@ def test_hand_worked_three_legal_moves(solver):
     env = ttt.from_moves("162849")
     assert np.flatnonzero(np.asarray(ttt.legal_action_mask(env))).tolist() == [2, 4, 6]
     keys = jax.random.split(jax.random.key(11), 6)  # different tie-breaking noise
-    out = c4jax.run_mcts(keys, stack([env] * 6), 15, solver=solver)
+    out = c4jax.run_mcts(keys, stack([env] * 6), 15, solver=solver, **c4jax.MCTX_RECIPE)
     for i in range(6):
         t = row(out.search_tree, i)
         assert out.visit_counts[i].tolist() == [0, 0, 7, 0, 1, 0, 7, 0, 0]
@@ -316,16 +317,18 @@ def test_tictactoe_tactics_both_players():
 
 @pytest.mark.optimized
 def test_connect4_perfect_play_positions_floor():
-    # Measured at 400 simulations, key 0, default options: strict 0.88,
-    # win/draw/loss 0.97 (benchmarks/README.md has the table); a random
-    # legal move scores about 0.26 and 0.62.
+    # Issue 9 (c): at 1,000 simulations, key 0, the default options play the
+    # strictly optimal move in 95.5% of the 330 positions and keep the
+    # game-theoretic value in 99.4% (mctx's recipe: 93.0% and 98.8%; the
+    # floor is the defaults' before issue 9 at 1,000, 86.7% and 96.1%).  A
+    # random legal move scores about 0.26 and 0.62.
     recs = records()
     envs = stack([c4.from_moves(r["moves"]) for r in recs])
-    out = jax.jit(lambda k, e: c4jax.run_mcts(k, e, 400))(jax.random.key(0), envs)
+    out = jax.jit(lambda k, e: c4jax.run_mcts(k, e, 1000))(jax.random.key(0), envs)
     actions = np.asarray(out.action)
     strict = np.mean([a in r["best"] for a, r in zip(actions, recs)])
     wdl = np.mean([a in r["best_wdl"] for a, r in zip(actions, recs)])
-    assert strict >= 0.85 and wdl >= 0.95, (strict, wdl)
+    assert strict >= 0.867 and wdl >= 0.961, (strict, wdl)
     # The solver's proofs agree with Pascal Pons' perfect-play scores (the
     # sign of a column's score is its game-theoretic value for the mover).
     lower, upper = np.asarray(out.qvalue_lower), np.asarray(out.qvalue_upper)
@@ -398,7 +401,9 @@ def test_solver_bounds_hold_the_exact_value_of_every_node(moves, n, seed):
     exact = np.array([_exact_value(t.embeddings.stones[i]) for i in used])
     assert np.all(lo <= exact) and np.all(exact <= hi)
     solved = lo == hi
-    assert solved.mean() > 0.2, solved.mean()
+    # Measured with the defaults: 18% of the 2,551 nodes on the empty board
+    # at 3,000 (the search spends its simulations on the unsolved lines).
+    assert solved.mean() > 0.15, solved.mean()
     # Proven root actions: Q is exactly +-1 for proven wins/losses and every
     # proven bound agrees with the exact per-action values.
     env = ttt.from_moves(moves)
@@ -449,29 +454,34 @@ def test_a_move_proven_to_lose_is_never_played_while_another_is_not(moves, n, op
 
 
 def test_solver_plays_a_win_in_one_that_plain_puct_leaves_unexplored():
-    # README, "Known weakness": on a 7x40 board PUCT with a uniform prior and
-    # min-max Q visits few columns; without the solver it missed X's win in
-    # column 4 (0-based 3) after 1 21 2 22 3 23 and played column 37.
+    # On a 7x40 board mctx's recipe (uniform prior, min-max Q scoring an
+    # unvisited move as a loss) visits few columns; without the solver it
+    # missed X's win in column 4 (0-based 3) after 1 21 2 22 3 23 and played
+    # column 37.  The solver's decisive-move rule finds it; so do the
+    # defaults (the heuristic prior and first-play urgency) without it.
     g = c4.make(7, 40, 4)
     env = g.env_reset()
     for a in (0, 20, 1, 21, 2, 22):
         env = g.env_step(env, a)[0]
     assert np.flatnonzero(np.asarray(g.winning_moves(env))).tolist() == [3]
-    assert int(c4jax.run_mcts(jax.random.key(0), env, 200).action) == 3
-    assert int(c4jax.run_mcts(jax.random.key(0), env, 200, solver=False).action) == 36
+    recipe = c4jax.MCTX_RECIPE
+    assert int(c4jax.run_mcts(jax.random.key(0), env, 200, **recipe).action) == 3
+    assert int(c4jax.run_mcts(jax.random.key(0), env, 200, solver=False, **recipe).action) == 36
+    assert int(c4jax.run_mcts(jax.random.key(0), env, 200, solver=False).action) == 3
 
 
-@pytest.mark.parametrize("rows,cols", [(7, 40)])
+@pytest.mark.parametrize("rows,cols", [(7, 40), (14, 20)])
 def test_first_play_urgency_visits_every_column_of_a_wide_board(rows, cols):
-    # With a uniform prior and min-max Q an unvisited move scores as a loss:
-    # on 7x40, 200 simulations from the empty board visit 2 of the 40
-    # columns.  unvisited_q="parent" (an unvisited move is worth the node's
-    # own value) tries every one.
+    # Issue 9 (a).  When min-max Q scores an unvisited move as a loss
+    # (unvisited_q="loss", mctx's rule), 200 simulations from the empty 7x40
+    # board visit 4 of the 40 columns with the other defaults (2 with mctx's
+    # recipe).  The default, unvisited_q="parent" (an unvisited move is worth
+    # the node's own value), tries every one.
     env = c4.make(rows, cols, 4).env_reset()
-    out = c4jax.run_mcts(jax.random.key(0), env, 200, unvisited_q="parent")
+    out = c4jax.run_mcts(jax.random.key(0), env, 200)
     assert int(np.sum(np.asarray(out.visit_counts) > 0)) == cols
     if cols == 40:
-        plain = c4jax.run_mcts(jax.random.key(0), env, 200)
+        plain = c4jax.run_mcts(jax.random.key(0), env, 200, unvisited_q="loss")
         assert int(np.sum(np.asarray(plain.visit_counts) > 0)) < 10
     with pytest.raises(ValueError, match="unvisited_q must be one of 'loss', 'parent'"):
         c4jax.run_mcts(jax.random.key(0), env, 10, unvisited_q="zero")
@@ -487,8 +497,10 @@ def test_solver_finds_the_trap_that_plain_means_miss():
     env = ttt.from_moves("2")
     values = ttt.solve(env)
     envs = stack([env] * 100)
-    with_solver = np.asarray(c4jax.run_mcts(jax.random.key(0), envs, 1600).action)
-    plain = np.asarray(c4jax.run_mcts(jax.random.key(0), envs, 1600, solver=False).action)
+    # mctx's recipe (uniformly random rollouts), as ttt_tables.md measured.
+    recipe = c4jax.MCTX_RECIPE
+    with_solver = np.asarray(c4jax.run_mcts(jax.random.key(0), envs, 1600, **recipe).action)
+    plain = np.asarray(c4jax.run_mcts(jax.random.key(0), envs, 1600, solver=False, **recipe).action)
     assert np.sum(values[with_solver] < 0) == 0, np.unique(with_solver + 1, return_counts=True)
     assert np.sum(values[plain] < 0) >= 3, np.unique(plain + 1, return_counts=True)
 
@@ -537,7 +549,9 @@ def test_same_key_same_result_and_batch_rows_equal_single_games():
     chex.assert_trees_all_equal(a, b)
     keys = jax.random.split(key, len(moves))
     for i, m in enumerate(moves):
-        single = c4jax.run_mcts(keys[i], c4.from_moves(m), 80)
+        # A batch of several runs one lane by default, one game four
+        # (SearchOptions.lanes): the same lanes give the same tree.
+        single = c4jax.run_mcts(keys[i], c4.from_moves(m), 80, lanes=1)
         assert int(single.action) == int(a.action[i])
         chex.assert_trees_all_equal(single.visit_counts, a.visit_counts[i])
         chex.assert_trees_all_close(single.qvalues, a.qvalues[i])
@@ -548,6 +562,20 @@ def test_same_key_same_result_and_batch_rows_equal_single_games():
     # A [B] batch of keys: row i uses keys[i].
     c = c4jax.run_mcts(keys, envs, 80)
     chex.assert_trees_all_equal(a, c)
+
+
+def test_default_lanes_are_four_for_one_game_and_one_for_a_batch():
+    opts = c4jax.SearchOptions()
+    assert opts.lanes is None
+    assert (opts.lanes_for(1), opts.lanes_for(2), opts.lanes_for(64)) == (4, 1, 1)
+    assert c4jax.SearchOptions(selection="gumbel").lanes_for(1) == 1
+    assert c4jax.SearchOptions(lanes=8).lanes_for(64) == 8
+    env, key = c4.from_moves("4453"), jax.random.key(3)
+    default = c4jax.run_mcts(key, env, 40)
+    chex.assert_trees_all_equal(default, c4jax.run_mcts(key, env, 40, lanes=4))
+    # A batch of one is one game.
+    one = c4jax.run_mcts(key[None], stack([env]), 40)
+    chex.assert_trees_all_equal(default.search_tree, one.search_tree)
 
 
 @pytest.mark.parametrize("options", [{}, {"selection": "uct", "solver": False}, {"selection": "gumbel"}])

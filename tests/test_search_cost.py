@@ -21,9 +21,9 @@ import pytest
 import c4jax
 from c4jax import connect4 as c4
 from c4jax.search.options import options_from_kwargs
-from c4jax.search.search import _search_batch
+from c4jax.search.search import _search_batch, continue_batch
 
-from hlo_inspect import gathers_from, launched_loops, whole_array_ops
+from hlo_inspect import gathers_from, launched_loops, parse, whole_array_ops
 
 # Inspects the compiled HLO: compiled with the fusion emitters users get (tests/conftest.py).
 pytestmark = pytest.mark.users_hlo
@@ -54,9 +54,8 @@ def _compiled_text(batch: int, reused: bool, capacity: int = CAPACITY, **options
     envs = jax.tree.map(lambda x: jnp.stack([x] * batch), c4.from_moves("44"))
     keys = jax.random.split(jax.random.key(0), batch)
     tree = c4jax.empty_tree(envs, capacity) if reused else None
-    opts = dataclasses.replace(
-        options_from_kwargs(options), capacity=capacity, max_depth=c4.make().max_plies
-    )
+    opts = options_from_kwargs(options)
+    opts = dataclasses.replace(opts, capacity=capacity, max_depth=c4.make().max_plies, lanes=opts.lanes_for(batch))
     return _search_batch.lower(keys, envs, tree, opts, SIMULATIONS).compile().as_text()
 
 
@@ -124,7 +123,7 @@ def test_the_inspection_finds_the_gathers_of_a_batched_descent(monkeypatch):
 
     monkeypatch.setattr(tree_module, "IN_TURN_PLATFORMS", ())
     envs = jax.tree.map(lambda x: jnp.stack([x] * 2), c4.from_moves("44"))
-    opts = dataclasses.replace(options_from_kwargs({}), capacity=CAPACITY, max_depth=c4.make().max_plies)
+    opts = dataclasses.replace(options_from_kwargs({}), capacity=CAPACITY, max_depth=c4.make().max_plies, lanes=1)
     text = _search_batch.lower(jax.random.split(jax.random.key(0), 2), envs, None, opts, 3).compile().as_text()
     assert len(gathers_from(text, CAPACITY)) > 0
 
@@ -198,3 +197,24 @@ def test_a_lane_descent_is_one_kernel_at_batch_one():
     hoisted, launched = launched_loops(text, CAPACITY)
     assert len(_descent_loops(hoisted)) == 1, [w.text[:160] for w in hoisted + launched]
     assert _descent_loops(launched) == []
+
+
+@pytest.mark.users_hlo
+@pytest.mark.parametrize("lanes", [1, 4])
+def test_a_continued_anytime_chunk_copies_no_tree_buffer(lanes):
+    """The anytime driver's later chunks (``continue_batch``, the tree
+    donated) update the tree in place from the first instruction to the
+    last: no capacity-sized ``copy`` anywhere in the program.  Two changes
+    made it so (before, 23 whole-tree copies per chunk, an O(N) cost per
+    chunk): the last simulation's writes are applied by a closing step inside
+    the loop instead of after it, and a chunk without Dirichlet noise leaves
+    the root's stored prior alone instead of writing the same values again."""
+    envs = jax.tree.map(lambda x: x[None], c4.from_moves("44"))
+    keys = jax.random.split(jax.random.key(0), 1)
+    opts = options_from_kwargs(dict(lanes=lanes))
+    opts = dataclasses.replace(opts, capacity=CAPACITY, max_depth=c4.make().max_plies)
+    text = continue_batch.lower(keys, envs, c4jax.empty_tree(envs, CAPACITY), opts=opts,
+                                num_simulations=SIMULATIONS).compile().as_text()
+    copies = [i for c in parse(text).values() for i in c
+              if i.opcode == "copy" and any(CAPACITY in d for d in i.dims())]
+    assert copies == [], [i.text[:120] for i in copies]

@@ -11,38 +11,34 @@ import pytest
 import c4jax
 from c4jax import tictactoe as ttt
 
-# benchmarks/strength/ttt_tables.md, section 3 (MCTS(n) vs perfect, 200 games
-# per key; the perfect player picks at random among its optimal moves).  With
-# the default options (solver on) MCTS first stops losing at 800 simulations
-# with key 0, but over keys 0-4 (1000 games) it still loses 7 games at 800
-# (0, 1, 0, 4, 2 per key); at 1600 and at 3200 it loses none.  The test runs
-# at twice 1600, the budget where it stops losing in all five keys.  Without
-# the solver (plain mean backups) MCTS still loses a game in 100 as O at 6400:
-# a random-rollout mean is slow to see that a quiet first reply (a far corner
-# after X's edge opening) loses to a fork 4 plies later.
-ZERO_LOSS_SIMS = 3200
+# Issue 9 (b): no loss to the perfect tic-tac-toe player, 100 games as X and
+# 100 as O, at the budget of `c4jax play --game tictactoe` (1000 simulations)
+# with the default options.  (With mctx's recipe, uniform prior and random
+# rollouts, MCTS still lost 7 games in 1000 at 800 simulations over keys 0-4
+# and none from 1600 on: benchmarks/strength/ttt_tables.md, section 3.)
+PLAY_DEFAULT_SIMS = 1000
 
 
 @pytest.mark.slow
 @pytest.mark.optimized
 def test_tictactoe_mcts_never_loses_to_perfect():
     r = c4jax.arena(
-        jax.random.key(0), c4jax.mcts_player(ZERO_LOSS_SIMS), c4jax.perfect_player(), 100, ttt.env_reset()
+        jax.random.key(0), c4jax.mcts_player(PLAY_DEFAULT_SIMS), c4jax.perfect_player(), 200, ttt.env_reset()
     )
-    assert r.num_games == 100 and sum(r.a_first) == 50 and sum(r.a_second) == 50
+    assert r.num_games == 200 and sum(r.a_first) == 100 and sum(r.a_second) == 100
     # Nobody beats the perfect player; nothing beats perfect play either.
     assert r.wins == 0
     assert r.a_first[2] == 0 and r.a_second[2] == 0, (r.a_first, r.a_second)
-    assert r.losses == 0 and r.draws == 100
+    assert r.losses == 0 and r.draws == 200
 
 
 @pytest.mark.slow
 @pytest.mark.optimized
 def test_tictactoe_mcts_without_solver_still_loses_to_perfect():
-    # Why the solver is on by default: the same arena without it loses.
+    # Why the solver is on by default: mctx's recipe without it loses.
     # ttt_tables.md section 3, solver=False, key 0: 9 losses as O in 100 at
     # 800 simulations (2 at 1600, 1 at 3200 and 6400).
-    player = c4jax.mcts_player(800, solver=False)
+    player = c4jax.mcts_player(800, solver=False, **c4jax.MCTX_RECIPE)
     r = c4jax.arena(jax.random.key(0), player, c4jax.perfect_player(), 200, ttt.env_reset())
     assert r.a_second[2] >= 3, r.a_second
 
@@ -50,15 +46,18 @@ def test_tictactoe_mcts_without_solver_still_loses_to_perfect():
 @pytest.mark.slow
 @pytest.mark.optimized
 def test_tictactoe_mcts_beats_the_random_player():
-    # ttt_tables.md section 6 (key 0, 200 games): default MCTS(400) wins
-    # 99/100 as X and 89/100 as O, and loses none.  For scale: the perfect
-    # player (a random move among the value-optimal ones, which does not try
-    # to win more often) wins 97/100 as X and only 66/100 as O against it
-    # with the same key.
+    # Key 0, 200 games: default MCTS(400) wins 100/100 as X and 68/100 as O,
+    # and loses none.  With mctx's recipe (random rollouts) it won 89/100 as
+    # O (ttt_tables.md section 6): a random rollout models a random opponent,
+    # the default win-else-block rollout a sharper one, so against a random
+    # player the default search plays for a draw more often.  For scale: the
+    # perfect player (a random move among the value-optimal ones, which does
+    # not try to win more often) wins 97/100 as X and only 66/100 as O
+    # against it with the same key.
     r = c4jax.arena(jax.random.key(0), c4jax.mcts_player(400), c4jax.random_player(), 200, ttt.env_reset())
     assert sum(r.a_first) == 100 and sum(r.a_second) == 100
     assert r.a_first[0] >= 95, r.a_first
-    assert r.a_second[0] >= 85, r.a_second
+    assert r.a_second[0] >= 60, r.a_second
     assert r.losses == 0, (r.a_first, r.a_second)
 
 

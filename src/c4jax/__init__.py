@@ -6,19 +6,28 @@ Public API (everything else is internal):
   :mod:`c4jax.tictactoe`, pure functions over an :class:`Env` pytree;
 * search: :func:`run_mcts` (batched, terminal-aware MCTS on mctx's ``Tree``),
   :func:`run_mcts_anytime` (the same against a wall-clock budget),
-  :class:`SearchOptions`, :class:`SearchOutput`, :class:`TreeExtraData` (the
+  :class:`SearchOptions`, :data:`MCTX_RECIPE` (the options that make it
+  mctx's search), :class:`SearchOutput`, :class:`TreeExtraData` (the
   solver's bounds in ``search_tree.extra_data``);
 * subtree reuse: :func:`get_subtree`;
 * driving mctx yourself: :func:`make_root_fn`, :func:`make_recurrent_fn`,
   :func:`prior_logits`, :func:`leaf_value`;
 * players and the arena: :class:`Player` and its makers, :func:`arena`,
-  :class:`ArenaResult`, game records in JSON lines.
+  :class:`ArenaResult`, game records in JSON lines;
+* :mod:`c4jax.xla_flags`: the XLA CPU loop setting that ``import c4jax``
+  adds to ``XLA_FLAGS`` before JAX starts (it halves the time of a
+  simulation on the CPU; ``C4JAX_XLA_FLAGS=0`` opts out).
 """
 
-from c4jax import connect4, tictactoe
-from c4jax.arena import ArenaResult, GameRecord, arena, play_games, read_games, write_games
-from c4jax.env import Env
-from c4jax.players import (
+# First, before anything can start a JAX backend: XLA reads XLA_FLAGS once.
+from c4jax import xla_flags
+
+xla_flags.configure_at_import()
+
+from c4jax import connect4, tictactoe  # noqa: E402
+from c4jax.arena import ArenaResult, GameRecord, arena, play_games, read_games, write_games  # noqa: E402
+from c4jax.env import Env  # noqa: E402
+from c4jax.players import (  # noqa: E402
     Player,
     flat_mc_player,
     heuristic_player,
@@ -27,9 +36,16 @@ from c4jax.players import (
     perfect_player,
     random_player,
 )
-from c4jax.reuse import empty_tree, get_subtree
-from c4jax.search import SearchOptions, SearchOutput, TreeExtraData, run_mcts, run_mcts_anytime
-from c4jax.values import leaf_value, make_recurrent_fn, make_root_fn, prior_logits
+from c4jax.reuse import empty_tree, get_subtree  # noqa: E402
+from c4jax.search import (  # noqa: E402
+    MCTX_RECIPE,
+    SearchOptions,
+    SearchOutput,
+    TreeExtraData,
+    run_mcts,
+    run_mcts_anytime,
+)
+from c4jax.values import leaf_value, make_recurrent_fn, make_root_fn, prior_logits  # noqa: E402
 
 __version__ = "0.1.0"
 
@@ -37,6 +53,7 @@ __all__ = [
     "ArenaResult",
     "Env",
     "GameRecord",
+    "MCTX_RECIPE",
     "Player",
     "SearchOptions",
     "SearchOutput",
@@ -62,4 +79,5 @@ __all__ = [
     "run_mcts_anytime",
     "tictactoe",
     "write_games",
+    "xla_flags",
 ]

@@ -10,9 +10,9 @@ against a clock.  The public names are re-exported by :mod:`c4jax`.
 """
 
 from c4jax.search.anytime import run_mcts_anytime
-from c4jax.search.options import QTRANSFORMS, SELECTIONS, SearchOptions
+from c4jax.search.options import MCTX_RECIPE, QTRANSFORMS, SELECTIONS, SearchOptions
 from c4jax.search.output import SearchOutput
 from c4jax.search.search import run_mcts
 from c4jax.search.tree import TreeExtraData
 
-__all__ = ["QTRANSFORMS", "SELECTIONS", "SearchOptions", "SearchOutput", "TreeExtraData", "run_mcts", "run_mcts_anytime"]
+__all__ = ["MCTX_RECIPE", "QTRANSFORMS", "SELECTIONS", "SearchOptions", "SearchOutput", "TreeExtraData", "run_mcts", "run_mcts_anytime"]

@@ -4,17 +4,28 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import types
 from typing import Any
 
 import numpy as np
 
 from c4jax.values import PRIORS, ROLLOUT_POLICIES
 
-__all__ = ["QTRANSFORMS", "SELECTIONS", "SearchOptions", "options_from_kwargs"]
+__all__ = ["DEFAULT_LANES", "MCTX_RECIPE", "QTRANSFORMS", "SELECTIONS", "SearchOptions", "options_from_kwargs"]
 
 SELECTIONS = ("puct", "uct", "gumbel")
 QTRANSFORMS = ("min_max", "parent_and_siblings", "mix_value")
 UNVISITED_Q = ("loss", "parent")
+# Simulations per step on one tree for PUCT and UCT (SearchOptions.lanes).
+DEFAULT_LANES = 4
+# mctx's recipe (uniform prior, one uniformly random rollout per leaf, one
+# simulation at a time, an unvisited action scored as a loss): with these and
+# solver=False, run_mcts builds mctx.muzero_policy's tree wherever mctx's
+# search is correct (tests/test_search.py), and the hand-worked trees of the
+# tests are worked out for it.  Read-only.
+MCTX_RECIPE = types.MappingProxyType(
+    dict(prior="uniform", rollout_policy="uniform", lanes=1, unvisited_q="loss")
+)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -37,9 +48,13 @@ class SearchOptions:
       ``"mix_value"`` (Gumbel's completed Q-values).  ``None`` picks
       ``"min_max"`` for PUCT and ``"mix_value"`` for Gumbel.
     value_min, value_max: the range of the returns (-1 loss, +1 win).
-    prior: ``"uniform"`` or ``"heuristic"`` (see :func:`c4jax.values.prior_logits`).
-    rollout_policy: ``"uniform"`` or ``"heuristic"`` rollouts for leaf values.
-    num_rollouts: rollouts averaged per leaf (>= 1).
+    prior: ``"heuristic"`` (default: the moves that win at once, else those
+      that block, get prior odds e**5) or ``"uniform"`` (see
+      :func:`c4jax.values.prior_logits`).
+    rollout_policy: ``"heuristic"`` (default: win at once, else block, else a
+      random move) or ``"uniform"`` (random legal moves) rollouts for leaf
+      values.
+    num_rollouts: rollouts averaged per leaf (>= 1; default 1).
     max_depth: most edges from the root to a leaf; ``None``: the game's
       longest game (the search stops at finished games anyway).
     capacity: nodes in the tree; ``None``: ``num_simulations + 1`` for a fresh
@@ -72,13 +87,38 @@ class SearchOptions:
       the cost of a step.  Lanes that step the same unexpanded edge share the
       new node; the root's visit count still grows by exactly
       ``num_simulations`` (the last step runs fewer lanes if ``lanes`` does
-      not divide it).  1: one simulation at a time (mctx's search).  Not
-      with Gumbel.
+      not divide it).  1: one simulation at a time (mctx's search).
+      ``None`` (default): :data:`DEFAULT_LANES` (4) for one game (or a
+      batch of one) with PUCT or UCT; 1 for a batch of several games, where
+      the batch already fills the vector width (batch 64 x 200 simulations:
+      11.5 us per simulation at one lane, 16.5 at four) and for Gumbel
+      (which refuses more).  So with the default a batch row equals the
+      single-game search with ``lanes=1``; pass ``lanes`` to compare.
     unvisited_q: what the ``"min_max"`` Q transform gives an unvisited
-      action: ``"loss"`` (mctx's rule: it scores 0, so PUCT explores a move
-      only through its prior term) or ``"parent"`` (the node's own value:
-      first-play urgency, as in Leela Zero and KataGo, so that with a
-      uniform prior wide boards get every column tried).
+      action: ``"parent"`` (default: the node's own value, first-play
+      urgency as in Leela Zero and KataGo, so that wide boards get every
+      column tried) or ``"loss"`` (mctx's rule: it scores 0, so PUCT
+      explores a move only through its prior term).
+
+    The defaults were chosen per second of thinking, not per simulation
+    (issue 9): Connect 4 (7x6), games at equal wall-clock time per move
+    (``run_mcts_anytime``, subtree reuse), each change against the others'
+    defaults, colours alternating; score = (wins + draws / 2) / games, 95%
+    Wilson interval.  ``benchmarks/defaults_per_second.py`` replays them;
+    ``benchmarks/README.md#defaults-chosen-per-second`` has the tables.
+
+    * ``rollout_policy="heuristic"``: against OpenSpiel's C++ MCTS at 50 ms a
+      move, 51% (36-66%) of 40 games, against 28% (16-43%) with uniform
+      rollouts; it costs more per ply, but in one kernel per rollout (see
+      :mod:`c4jax.xla_flags`) about as much as a random one.
+    * ``lanes=4``: against ``lanes=1`` at 50 ms, 57% (47-66%) of 100 games;
+      ``lanes=8`` scored 62% against OpenSpiel where 4 scored 67%.
+    * ``prior="heuristic"``: against ``"uniform"``, 57% (48-67%) of 100.
+    * ``unvisited_q="parent"``: against ``"loss"``, 52% (42-61%) of 100, no
+      loss of strength, and every column of the empty 7x40 board visited at
+      200 simulations (4 of 40 with ``"loss"``).
+    * ``num_rollouts=1``: 2 scored 46% (36-55%) against it; ``pb_c_init``
+      1.25: 2.0 scored 44% (34-53%).
     """
 
     selection: str = "puct"
@@ -88,8 +128,8 @@ class SearchOptions:
     qtransform: str | None = None
     value_min: float = -1.0
     value_max: float = 1.0
-    prior: str = "uniform"
-    rollout_policy: str = "uniform"
+    prior: str = "heuristic"
+    rollout_policy: str = "heuristic"
     num_rollouts: int = 1
     max_depth: int | None = None
     capacity: int | None = None
@@ -99,8 +139,8 @@ class SearchOptions:
     max_num_considered_actions: int = 16
     gumbel_scale: float = 1.0
     solver: bool = True
-    lanes: int = 1
-    unvisited_q: str = "loss"
+    lanes: int | None = None
+    unvisited_q: str = "parent"
 
     def validated(self) -> "SearchOptions":
         """Checks every field; returns ``self`` with ``qtransform`` resolved.
@@ -146,22 +186,33 @@ class SearchOptions:
             raise ValueError(
                 f"value_max must be > value_min; got {self.value_min!r}, {self.value_max!r}"
             )
-        for name, lo in (("num_rollouts", 1), ("max_num_considered_actions", 1), ("lanes", 1)):
+        lanes = self.lanes
+        for name, lo in (("num_rollouts", 1), ("max_num_considered_actions", 1)):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v < lo:
                 raise ValueError(f"{name} must be an int >= {lo}; got {v!r}")
+        if lanes is not None and (isinstance(lanes, bool) or not isinstance(lanes, int) or lanes < 1):
+            raise ValueError(f"lanes must be None or an int >= 1; got {lanes!r}")
         if not isinstance(self.solver, bool):
             raise ValueError(f"solver must be True or False; got {self.solver!r}")
         for name, lo in (("max_depth", 1), ("capacity", 2)):
             v = getattr(self, name)
             if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < lo):
                 raise ValueError(f"{name} must be None or an int >= {lo}; got {v!r}")
-        if self.lanes > 1 and self.selection == "gumbel":
+        if lanes is not None and lanes > 1 and self.selection == "gumbel":
             raise ValueError(
-                f"selection='gumbel' runs one simulation at a time (lanes=1); got lanes={self.lanes} "
+                f"selection='gumbel' runs one simulation at a time (lanes=1); got lanes={lanes} "
                 "(sequential halving plans each simulation's root action)"
             )
         return dataclasses.replace(self, qtransform=qt)
+
+    def lanes_for(self, num_games: int) -> int:
+        """The lanes a search of ``num_games`` games runs: ``lanes``, or for
+        ``None`` :data:`DEFAULT_LANES` for one game (PUCT, UCT) and 1 for a
+        batch of several games or Gumbel."""
+        if self.lanes is not None:
+            return self.lanes
+        return DEFAULT_LANES if num_games == 1 and self.selection != "gumbel" else 1
 
 
 def _python_scalar(v: Any) -> Any:

@@ -102,7 +102,8 @@ def run_mcts(
         ``jax.random.split(key, B)[b]``, so batch row ``b`` equals the
         unbatched search of game ``b`` with that key (for threefry keys, the
         default: jax's ``rbg`` keys draw other numbers under ``vmap`` than
-        alone).
+        alone), with the same ``lanes`` (by default one game runs 4 lanes, a
+        batch of several 1: :attr:`SearchOptions.lanes`).
       env: an :class:`~c4jax.env.Env` of any game and size, unbatched or with
         one leading batch axis ``[B]`` (finished games may be mixed in).
       num_simulations: simulations per game, a Python int in ``1..2**30`` (node indices are int32).
@@ -140,7 +141,7 @@ def run_mcts(
 def prepare_search(key, env, num_simulations: int, tree, options: dict):
     """:func:`run_mcts`'s checks at the Python boundary and its batching:
     ``(keys [B], envs [B], tree or None, opts, single)`` with ``opts``
-    validated and its ``capacity`` and ``max_depth`` resolved.  Raises the
+    validated and its ``capacity``, ``max_depth`` and ``lanes`` resolved.  Raises the
     ``ValueError`` s that :func:`run_mcts` documents."""
     opts = options_from_kwargs(options)
     if (isinstance(num_simulations, bool) or not isinstance(num_simulations, int)
@@ -198,7 +199,7 @@ def prepare_search(key, env, num_simulations: int, tree, options: dict):
             f"got {opts.max_depth}"
         )
     max_depth = opts.max_depth if opts.max_depth is not None else game.max_plies
-    opts = dataclasses.replace(opts, capacity=capacity, max_depth=max_depth)
+    opts = dataclasses.replace(opts, capacity=capacity, max_depth=max_depth, lanes=opts.lanes_for(batch))
     return keys, envs, tree, opts, single
 
 
@@ -275,27 +276,38 @@ def _root_tree(key, noise_key, env: Env, tree, opts: SearchOptions, solver, cont
     elif opts.dirichlet_fraction > 0:
         logits = _dirichlet(noise_key, logits, legal, opts.dirichlet_fraction, opts.dirichlet_alpha)
     logits = masked_prior(logits, legal)
-    if continuing:
-        return tree.replace(  # (never Gumbel: the driver refuses it)
+    if continuing:  # (never Gumbel: the driver refuses it)
+        tree = tree.replace(root_invalid_actions=(~legal).astype(jnp.float32))
+        if opts.dirichlet_fraction == 0:
+            # The first chunk stored this very prior; writing it again made
+            # XLA copy the whole prior array on every chunk.
+            return tree
+        return tree.replace(children_prior_logits=tree.children_prior_logits.at[ROOT].set(logits))
+
+    def fresh():
+        # split(key, 1)[0]: the key make_root_fn gives row 0 of a batch of one.
+        value = leaf_value(
+            jax.random.split(key, 1)[0], env,
+            num_rollouts=opts.num_rollouts, rollout_policy=opts.rollout_policy,
+        )
+        lower, upper, plies = solver.static_bounds(env)
+        return new_tree(env, logits, value, opts.capacity, root_gumbel, lower, upper, plies)
+
+    if tree is None:
+        return fresh()
+
+    def reused():
+        return tree.replace(
+            extra_data=tree.extra_data.replace(
+                root_gumbel=jnp.zeros_like(tree.extra_data.root_gumbel) if root_gumbel is None else root_gumbel),
             root_invalid_actions=(~legal).astype(jnp.float32),
             children_prior_logits=tree.children_prior_logits.at[ROOT].set(logits),
         )
-    # split(key, 1)[0]: the key make_root_fn gives row 0 of a batch of one.
-    value = leaf_value(
-        jax.random.split(key, 1)[0], env,
-        num_rollouts=opts.num_rollouts, rollout_policy=opts.rollout_policy,
-    )
-    lower, upper, plies = solver.static_bounds(env)
-    fresh = new_tree(env, logits, value, opts.capacity, root_gumbel, lower, upper, plies)
-    if tree is None:
-        return fresh
+
     reusable = (tree.node_visits[ROOT] > 0) & same_position(gather(tree.embeddings, ROOT), env)
-    tree = tree.replace(
-        extra_data=tree.extra_data.replace(root_gumbel=fresh.extra_data.root_gumbel),
-        root_invalid_actions=(~legal).astype(jnp.float32),
-        children_prior_logits=tree.children_prior_logits.at[ROOT].set(logits),
-    )
-    return jax.tree.map(lambda t, f: jnp.where(reusable, t, f), tree, fresh)
+    # One branch runs (one game; a batch's vmap selects between both): a
+    # reused tree is not rebuilt, a fresh one not compared field by field.
+    return jax.lax.cond(reusable, reused, fresh)
 
 
 def _descend_lanes(key, tree, select, max_depth: int, lanes: int):
@@ -345,7 +357,8 @@ def _search_one(key, env: Env, tree, opts: SearchOptions, num_simulations: int, 
             paths, expansions = jax.tree.map(lambda x: x[None], (path, expansion))
             on = jnp.ones(1, bool)
         else:
-            # The last step may run fewer lanes; a finished game runs none.
+            # The last step may run fewer lanes, the closing one none; a
+            # finished game runs none.
             on = (lane_ids < num_simulations - step * lanes) & active
             paths = _descend_lanes(simulate_key, tree, select, opts.max_depth, lanes)
             expansions = jax.vmap(lambda p: expand(None, tree, p, next_free, opts, solver, evaluate=False))(paths)
@@ -356,14 +369,19 @@ def _search_one(key, env: Env, tree, opts: SearchOptions, num_simulations: int, 
         if bounds is not None:  # several lanes: the step proved them in place
             tree = tree.replace(extra_data=tree.extra_data.replace(
                 value_lower=bounds[0], value_upper=bounds[1], value_plies=bounds[2]))
-        pending = jax.vmap(lambda u: u.masked(active, capacity))(update)
-        added = jnp.sum(active & expansions.creates & on).astype(jnp.int32)
+        writes = active & (step < num_steps)
+        pending = jax.vmap(lambda u: u.masked(writes, capacity))(update)
+        added = jnp.sum(writes & expansions.creates & on).astype(jnp.int32)
         return key, tree, pending, next_free + added
 
     num_steps = -(-num_simulations // lanes)
     init = (search_key, tree, jax.tree.map(lambda x: x[None].repeat(lanes, 0), no_update(tree, opts.max_depth + 1)), next_free)
+    # One closing step more, whose own writes are dropped: it applies the last
+    # simulation's writes inside the loop.  Applied after the loop instead,
+    # they made XLA copy every tree buffer once per search (the output reads
+    # the tree as well as returning it): an O(N) cost per call that the
+    # anytime driver paid on every chunk.
     # The scope names the loop in the compiled program (tests/test_search_cost.py).
     with jax.named_scope("simulations"):
-        _, tree, pending, _ = jax.lax.fori_loop(0, num_steps, simulation, init)
-    tree = apply_update(tree, pending)
+        _, tree, _, _ = jax.lax.fori_loop(0, num_steps + 1, simulation, init)
     return search_output(action_key, tree, env, opts, solver)

@@ -1,0 +1,132 @@
+"""XLA's CPU loop setting that c4jax's search is fast with.
+
+On the CPU, XLA runs each operation of a program as a small kernel, except
+``while`` loops whose body its cost model counts under a byte threshold
+(``xla_cpu_small_while_loop_byte_threshold``, 1,024 bytes by default): those
+it compiles into one kernel, loop and all.  A search's inner loops (a
+rollout's plies, a descent's levels, the solver's proofs up the path) are
+small, but several count over 1,024 bytes, so each of their iterations
+launches a dozen kernels: a heuristic rollout of one game took 797 kernels
+per simulation at the default and 182 with the threshold raised
+(``benchmarks/kernels_per_simulation.py``), and a simulation about half the
+time (``benchmarks/README.md``, "XLA's loop threshold").
+
+The threshold is an ``XLA_FLAGS`` entry (``--xla_backend_extra_options=
+xla_cpu_small_while_loop_byte_threshold=N``), read once per process when JAX
+starts its first backend; it cannot be given per compilation (it lives in a
+map field of XLA's options, which JAX's ``compiler_options`` cannot set).  So
+``import c4jax`` adds it to ``XLA_FLAGS`` when all of these hold:
+
+* JAX has not started a backend yet (``import jax`` alone is fine; running
+  any JAX computation before ``import c4jax`` is too late: then c4jax warns
+  once, on the CPU, and names the fix);
+* ``XLA_FLAGS`` does not set the threshold already (yours wins);
+* ``C4JAX_XLA_FLAGS`` is not ``0`` (the opt-out).
+
+It raises the threshold to :data:`LOOP_BYTES` (128 KiB): loops whose body
+moves more data than that (large arrays: matrix products, convolutions) are
+compiled as before, so other JAX code in the process is affected only
+through its small loops, which run in one kernel too.  GPU and TPU backends
+ignore the entry.  Nothing here computes anything.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import warnings
+
+__all__ = ["LOOP_BYTES", "THRESHOLD_KEY", "OPT_OUT", "flags_with_loop_threshold", "loop_threshold_status"]
+
+THRESHOLD_KEY = "xla_cpu_small_while_loop_byte_threshold"
+# Every loop of the search fits at 16 KiB on a 7-column board (kernels per
+# simulation: 97.7 at 4 KiB, 66.5 at 16 KiB, the same at 64 KiB and 1 MB);
+# 128 KiB leaves room for wide boards.
+LOOP_BYTES = 1 << 17
+OPT_OUT = "C4JAX_XLA_FLAGS"
+_EXTRA = "--xla_backend_extra_options="
+
+# What configure_at_import did: "set", "user" (XLA_FLAGS had it), "opted out",
+# "too late" (JAX had started), or None before it ran.
+_status: str | None = None
+
+
+def flags_with_loop_threshold(flags: str, threshold: int = LOOP_BYTES) -> str:
+    """``flags`` (an ``XLA_FLAGS`` value) with the loop threshold added, or
+    unchanged if it sets the threshold already.  An existing
+    ``--xla_backend_extra_options=...`` entry gets the key appended to its
+    comma-separated list (a second entry would replace the first).
+
+    Raises:
+      ValueError: ``threshold`` is not an int >= 0.
+    """
+    if isinstance(threshold, bool) or not isinstance(threshold, int) or threshold < 0:
+        raise ValueError(f"threshold must be an int >= 0 (bytes); got {threshold!r}")
+    if THRESHOLD_KEY in flags:
+        return flags
+    entry = f"{THRESHOLD_KEY}={threshold}"
+    tokens = flags.split()
+    for i, token in enumerate(tokens):
+        if token.startswith(_EXTRA):
+            existing = token[len(_EXTRA):]
+            tokens[i] = _EXTRA + (f"{existing},{entry}" if existing else entry)
+            return " ".join(tokens)
+    return " ".join(tokens + [_EXTRA + entry])
+
+
+def _backends_started() -> bool:
+    try:
+        from jax._src import xla_bridge
+    except ImportError:  # pragma: no cover - another JAX
+        return False
+    started = getattr(xla_bridge, "backends_are_initialized", None)
+    return bool(started()) if started is not None else False
+
+
+def configure_at_import() -> None:
+    """Adds the loop threshold to ``XLA_FLAGS`` (see the module docstring);
+    called once by ``import c4jax``."""
+    global _status
+    flags = os.environ.get("XLA_FLAGS", "")
+    if os.environ.get(OPT_OUT, "").strip() == "0":
+        _status = "opted out"
+    elif THRESHOLD_KEY in flags:
+        _status = "user"
+    elif _backends_started():
+        _status = "too late"
+        _warn_if_cpu()
+    else:
+        os.environ["XLA_FLAGS"] = flags_with_loop_threshold(flags)
+        _status = "set"
+
+
+def _warn_if_cpu() -> None:
+    import jax
+
+    if jax.default_backend() == "cpu":
+        warnings.warn(
+            "c4jax: JAX had already run code before `import c4jax`, so XLA's CPU loop threshold "
+            "could not be raised and searches run about half as fast. Import c4jax before running "
+            "JAX code, or start Python with "
+            f"XLA_FLAGS='{_EXTRA}{THRESHOLD_KEY}={LOOP_BYTES}' (set {OPT_OUT}=0 to silence this).",
+            stacklevel=3,
+        )
+
+
+def loop_threshold_status() -> str:
+    """How the loop threshold stands in this process: ``"set"`` (c4jax set
+    it at import), ``"user"`` (``XLA_FLAGS`` set it), ``"opted out"``
+    (``C4JAX_XLA_FLAGS=0``), ``"too late"`` (JAX had started a backend
+    before ``import c4jax``: XLA's default applies)."""
+    if _status is None:
+        configure_at_import()
+    return _status
+
+
+def threshold_in_effect() -> int | None:
+    """The threshold XLA uses in this process if c4jax or ``XLA_FLAGS`` set
+    it before JAX started (bytes), else ``None`` (XLA's default, 1,024)."""
+    if loop_threshold_status() not in ("set", "user"):
+        return None
+    match = re.search(rf"{THRESHOLD_KEY}=(\d+)", os.environ.get("XLA_FLAGS", ""))
+    return int(match.group(1)) if match else None

@@ -1,0 +1,95 @@
+"""c4jax.xla_flags: the CPU loop threshold that ``import c4jax`` adds to
+XLA_FLAGS, checked on the compiled program (a loop compiled into one kernel
+is a ``call`` with ``xla_cpu_small_call``), in fresh interpreters."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from c4jax import xla_flags
+from c4jax.xla_flags import LOOP_BYTES, THRESHOLD_KEY, flags_with_loop_threshold
+
+ENTRY = f"--xla_backend_extra_options={THRESHOLD_KEY}={LOOP_BYTES}"
+
+
+@pytest.mark.parametrize(
+    "flags, expected",
+    [
+        ("", ENTRY),
+        ("--xla_backend_optimization_level=0", f"--xla_backend_optimization_level=0 {ENTRY}"),
+        # An existing map entry gets the key appended (a second entry would replace it).
+        ("--xla_backend_extra_options=a=1 --x=2", f"--xla_backend_extra_options=a=1,{THRESHOLD_KEY}={LOOP_BYTES} --x=2"),
+        ("--xla_backend_extra_options=", f"--xla_backend_extra_options={THRESHOLD_KEY}={LOOP_BYTES}"),
+        # The user's own threshold wins, whatever its value.
+        (f"--xla_backend_extra_options={THRESHOLD_KEY}=0", f"--xla_backend_extra_options={THRESHOLD_KEY}=0"),
+    ],
+)
+def test_flags_with_loop_threshold(flags, expected):
+    assert flags_with_loop_threshold(flags) == expected
+
+
+@pytest.mark.parametrize("bad", [-1, 1.5, True, "8"])
+def test_a_bad_threshold_is_a_value_error(bad):
+    with pytest.raises(ValueError, match="threshold must be an int >= 0"):
+        flags_with_loop_threshold("", bad)
+
+
+_PROBE = r"""
+import json, os, re, sys, warnings
+warnings.simplefilter("always")
+with warnings.catch_warnings(record=True) as caught:
+    if sys.argv[1] == "late":
+        import jax.numpy as jnp
+        jnp.ones(2).block_until_ready()
+    import jax
+    import c4jax
+    from c4jax import connect4
+env = connect4.from_moves("4453")
+hlo = jax.jit(lambda k: connect4.heuristic_rollout(k, env)).lower(jax.random.key(0)).compile().as_text()
+print(json.dumps(dict(
+    status=c4jax.xla_flags.loop_threshold_status(),
+    in_effect=c4jax.xla_flags.threshold_in_effect(),
+    flags=os.environ.get("XLA_FLAGS", ""),
+    small_loops=len(re.findall(r'xla_cpu_small_call="true"', hlo)),
+    warnings=[str(w.message) for w in caught if "c4jax" in str(w.message)],
+)))
+"""
+
+
+def _probe(mode="early", **env):
+    environ = {k: v for k, v in os.environ.items() if k not in ("XLA_FLAGS", xla_flags.OPT_OUT)}
+    environ.update(env)
+    out = subprocess.run([sys.executable, "-c", _PROBE, mode], env=environ, capture_output=True,
+                         text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_import_raises_the_threshold_and_the_heuristic_rollout_becomes_one_kernel():
+    """The heuristic rollout's loop over plies (its body counts over XLA's
+    default 1,024 bytes) compiles into one kernel only with the threshold:
+    two small loops (the key's hash and the plies) against one."""
+    raised = _probe()
+    assert raised["status"] == "set" and raised["in_effect"] == LOOP_BYTES
+    assert raised["flags"] == ENTRY and raised["warnings"] == []
+    default = _probe(**{xla_flags.OPT_OUT: "0"})
+    assert default["status"] == "opted out" and default["in_effect"] is None and default["flags"] == ""
+    assert (raised["small_loops"], default["small_loops"]) == (2, 1)
+
+
+def test_the_users_threshold_is_kept():
+    user = _probe(XLA_FLAGS=f"--xla_backend_extra_options={THRESHOLD_KEY}=0")
+    assert user["status"] == "user" and user["in_effect"] == 0
+    assert user["flags"] == f"--xla_backend_extra_options={THRESHOLD_KEY}=0"
+    assert user["small_loops"] == 0  # 0 turns the pass off: the user's setting, not ours
+
+
+def test_importing_after_jax_ran_warns_once_and_changes_nothing():
+    late = _probe("late")
+    assert late["status"] == "too late" and late["in_effect"] is None and late["flags"] == ""
+    assert late["small_loops"] == 1
+    assert len(late["warnings"]) == 1 and "Import c4jax before running JAX code" in late["warnings"][0]
+    assert THRESHOLD_KEY in late["warnings"][0]
