@@ -119,7 +119,8 @@ def action_histogram(out: pathlib.Path, keys: int, sims: int) -> pathlib.Path:
         legal = np.asarray(connect4.legal_action_mask(env))
         width = 0.4
         for j, n in enumerate(budgets):
-            actions = np.asarray(c4jax.run_mcts(jax.random.key(0), envs, n).action)
+            # mctx's recipe, as the strength tables (benchmarks/strength/common.py).
+            actions = np.asarray(c4jax.run_mcts(jax.random.key(0), envs, n, **c4jax.MCTX_RECIPE).action)
             freq = np.bincount(actions, minlength=7) / keys
             x = np.arange(7) + (j - 0.5) * width
             colours = ["tab:green" if c in pos["best"] else "tab:olive" if c in pos["best_wdl"]
@@ -148,7 +149,7 @@ def action_histogram(out: pathlib.Path, keys: int, sims: int) -> pathlib.Path:
         ax.legend(budget_handles, [f"{budgets[0]} simulations (left, hatched)",
                                    f"{budgets[1]} simulations (right)"], loc="upper right", fontsize=8)
     fig.suptitle(f"Which move does c4jax's MCTS pick? {keys} searches, keys split(key(0), {keys}), "
-                 "default options; bars: 95% Wilson intervals", fontsize=11)
+                 "mctx's recipe (defaults before issue 9); bars: 95% Wilson intervals", fontsize=11)
     path = out / "action_histogram.png"
     fig.savefig(path, dpi=120)
     plt.close(fig)
@@ -211,7 +212,7 @@ def strength_plot(entries: dict, out: pathlib.Path) -> pathlib.Path:
     ax2.set_ylabel(f"Elo of MCTS(n) minus MCTS({opp})")
     ax2.set_title("Elo difference (logistic, 400-point scale)")
     ax2.grid(alpha=0.3)
-    fig.suptitle("Connect 4 7x6, default options; error bars: 95% Wilson intervals "
+    fig.suptitle("Connect 4 7x6, mctx's recipe (defaults before issue 9); error bars: 95% Wilson intervals "
                  "(Elo: mapped from the score's interval)", fontsize=11)
     path = out / "connect4_strength.png"
     fig.savefig(path, dpi=120)
@@ -268,7 +269,7 @@ def optimal_moves_plot(entries: dict, out: pathlib.Path) -> pathlib.Path:
     ax1.set_ylim(0.2, 1.0)
     ax1.set_xlabel("simulations per search (log scale)")
     ax1.set_ylabel(f"fraction of the {npos} positions")
-    ax1.set_title("Against the number of simulations (PUCT, default options)")
+    ax1.set_title("Against the number of simulations (PUCT, mctx's recipe)")
     ax1.legend(fontsize=8, loc="lower right", bbox_to_anchor=(1.0, 0.32))
     ax1.grid(alpha=0.3)
 

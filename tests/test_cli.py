@@ -504,3 +504,18 @@ def test_bench_never_runs_scripts_from_the_current_folder(tmp_path, monkeypatch)
 
     if found is not None:
         assert found.parent == __import__("pathlib").Path(c4jax.__file__).resolve().parents[2]
+
+
+@pytest.mark.parametrize("command", ["play", "analyze"])
+def test_the_commands_search_with_run_mcts_defaults_unless_told(command):
+    """Found when the defaults changed (issue 9): --prior defaulted to
+    "uniform" and overrode run_mcts's own default.  Without flags the
+    commands now pass only the solver switch."""
+    from c4jax.cli import build_parser
+    from c4jax.cli.common import search_options
+
+    parser = build_parser()
+    extra = ["4453"] if command == "analyze" else []
+    assert search_options(parser.parse_args([command, *extra])) == {"solver": True}
+    told = parser.parse_args([command, *extra, "--prior", "uniform", "--no-solver"])
+    assert search_options(told) == {"solver": False, "prior": "uniform"}

@@ -43,6 +43,21 @@ def table_arguments(p, json_name: str, md_name: str, games_help: str, quick_help
     return check
 
 
+# Every MCTS in these tables plays mctx's recipe (c4jax.MCTX_RECIPE: uniform
+# prior, one uniformly random rollout per leaf, one lane, an unvisited move
+# scored as a loss), the defaults before issue 9, under which they were made:
+# a spec's options are what differs from it, so the stored results keep their
+# keys and a rerun reproduces them.  Today's defaults are measured in
+# benchmarks/README.md (equal time against OpenSpiel, defaults per second).
+BASE_OPTIONS = dict(c4jax.MCTX_RECIPE)
+
+
+def search_options(options: dict | None) -> dict:
+    """``BASE_OPTIONS`` with ``options`` on top: what a spec's MCTS passes to
+    ``run_mcts``."""
+    return {**BASE_OPTIONS, **(options or {})}
+
+
 def mcts(n: int, **options: Any) -> dict:
     return {"kind": "mcts", "n": int(n), "options": dict(sorted(options.items()))}
 
@@ -63,7 +78,7 @@ def spec_label(spec: dict) -> str:
 def make_player(spec: dict) -> c4jax.Player:
     kind = spec["kind"]
     if kind == "mcts":
-        return c4jax.mcts_player(spec["n"], name=spec_label(spec), **(spec.get("options") or {}))
+        return c4jax.mcts_player(spec["n"], name=spec_label(spec), **search_options(spec.get("options")))
     if kind == "perfect":
         return c4jax.perfect_player()
     if kind == "random":

@@ -41,7 +41,7 @@ from c4jax import connect4  # noqa: E402
 from c4jax.arena import wilson_interval  # noqa: E402
 from common import (  # noqa: E402
     Report, ResultCache, command_line, environment_meta, fmt_ci, fmt_elo, fmt_pct, fmt_wdl,
-    mcts, options_label, run_arena, spec_label, table_arguments,
+    mcts, options_label, run_arena, search_options, spec_label, table_arguments,
 )
 
 DATA = pathlib.Path(c4jax.__file__).parent / "data" / "connect4_positions.jsonl"
@@ -122,9 +122,12 @@ def main(argv=None) -> None:
         f"(jax {cache.meta['jax']}, mctx {cache.meta['mctx']}, backend {cache.meta['backend']}, "
         f"{cache.meta['cpu_count']} CPU cores shared with other jobs: run times are noisy, results "
         "are deterministic for the keys.)  Raw results: `" + args.out_json.name + "`; plots: "
-        "`python examples/plots.py`.  `mcts:N` is `c4jax.mcts_player(N)` / `run_mcts(..., N)` with the "
-        "default options (PUCT c1 = 1.25, uniform prior, one uniformly random rollout per leaf, "
-        "min-max Q transform, the solver, most-visited move; the players reuse their subtree).  \"run s\": "
+        "`python examples/plots.py`.  `mcts:N` is `c4jax.mcts_player(N, **c4jax.MCTX_RECIPE)` / "
+        "`run_mcts(..., N, **c4jax.MCTX_RECIPE)`: mctx's recipe, the defaults before issue 9 "
+        "(PUCT c1 = 1.25, uniform prior, one uniformly random rollout per leaf, one lane, min-max Q "
+        "transform with an unvisited move scored as a loss, the solver, most-visited move; the "
+        "players reuse their subtree); \"default\" below means that recipe, and named options change "
+        "it.  Today's defaults: benchmarks/README.md.  \"run s\": "
         "run time without compilation."
     )
 
@@ -168,7 +171,7 @@ def main(argv=None) -> None:
             ck = json.dumps({"rate": n, "options": options, "key": k, "positions": len(recs)}, sort_keys=True)
             hit = cache.get(ck)
             if hit is None:
-                fn = jax.jit(lambda key, e: c4jax.run_mcts(key, e, n, **options).action)
+                fn = jax.jit(lambda key, e: c4jax.run_mcts(key, e, n, **search_options(options)).action)
                 t0 = time.perf_counter()
                 compiled = fn.lower(jax.random.key(k), envs).compile()
                 t1 = time.perf_counter()

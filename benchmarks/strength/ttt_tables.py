@@ -1,7 +1,8 @@
 """Tic-tac-toe strength tables of c4jax's MCTS, as MCTS tutorials publish them.
 
-1. MCTS (``c4jax.mcts_player``, default options: PUCT c1=1.25, uniform prior,
-   one uniform random rollout per leaf, the solver, subtree reuse) at 10,
+1. MCTS (``c4jax.mcts_player`` with mctx's recipe, ``c4jax.MCTX_RECIPE``, the
+   defaults before issue 9: PUCT c1=1.25, uniform prior, one uniform random
+   rollout per leaf, one lane, the solver, subtree reuse) at 10,
    100, 1000 and 3200 simulations per move against the perfect player (a uniformly random
    move among the optimal ones), the random player and MCTS(1000): 200 games
    each, 100 with MCTS as X (moving first) and 100 as O, wins/draws/losses.
@@ -15,7 +16,7 @@
 4. Why it loses: how often one search, as O, answers X's first move with a
    losing reply (200 searches with different keys per opening).
 5. Other options at one budget, and the configuration tests/test_strength.py
-   checks, with its key and game count.
+   checked before issue 9, with its key and game count.
 
 Every arena uses ``c4jax.arena(jax.random.key(SEED), A, B, G,
 tictactoe.env_reset())``: game g uses ``split(key, G)[g]``, A is X in the
@@ -45,7 +46,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import c4jax  # noqa: E402
 from c4jax import tictactoe  # noqa: E402
 from common import (  # noqa: E402
-    Report, ResultCache, command_line, environment_meta, fmt_wdl, mcts, options_label,
+    Report, ResultCache, command_line, environment_meta, fmt_wdl, mcts, options_label, search_options,
     run_arena, spec_label, table_arguments,
 )
 
@@ -92,7 +93,9 @@ REPLY_KEYS = 200
 REPLY_VARIANTS = ({}, {"solver": False}, {"prior": "heuristic", "solver": False})
 REPLY_MAX_SIMS = 3200
 
-# What tests/test_strength.py checks (keep in sync with it): (player spec,
+# What tests/test_strength.py checked before issue 9, with mctx's recipe (the
+# tests now play today's defaults: MCTS(1000) against the perfect player, 200
+# games, and MCTS(400) against the random player, >= 60 wins as O): (player spec,
 # opponent, games), all with key TEST_SEED.
 TEST_SEED = 0
 TEST_CHECKS = (
@@ -109,7 +112,7 @@ def losing_reply_rate(opening: str, n: int, options: dict, keys: int, seed: int)
     env = tictactoe.from_moves(opening)
     values = tictactoe.solve(env)
     envs = jax.tree.map(lambda x: jnp.broadcast_to(x, (keys,) + x.shape), env)
-    out = c4jax.run_mcts(jax.random.key(seed), envs, n, **options)
+    out = c4jax.run_mcts(jax.random.key(seed), envs, n, **search_options(options))
     actions = np.asarray(out.action)
     counts = {int(c) + 1: int(k) for c, k in zip(*np.unique(actions, return_counts=True))}
     return float(np.mean(values[actions] < 0)), counts
@@ -150,9 +153,11 @@ def main(argv=None) -> None:
         "results are deterministic for the key.)  Raw results: `" + args.out_json.name + "`.\n\n"
         f"Every arena is `c4jax.arena(jax.random.key({seed}), A, B, {G}, tictactoe.env_reset())`: "
         f"A is X (moves first) in {half} games and O in {half}.  `mcts:N` is "
-        "`c4jax.mcts_player(N)` with the default options (PUCT, c1 = 1.25, uniform prior, one "
-        "uniformly random rollout per leaf, min-max Q transform, the solver, subtree reuse, "
-        "most-visited move). "
+        "`c4jax.mcts_player(N, **c4jax.MCTX_RECIPE)`: mctx's recipe, the defaults before issue 9 "
+        "(PUCT, c1 = 1.25, uniform prior, one uniformly random rollout per leaf, one lane, min-max Q "
+        "transform with an unvisited move scored as a loss, the solver, subtree reuse, most-visited "
+        "move); \"default options\" below means that recipe, and named options change it.  Today's "
+        "defaults: benchmarks/README.md and tests/test_strength.py. "
         "`perfect` plays a uniformly random move among the optimal ones (exact solver); `random` "
         "plays uniformly random legal moves.  W/D/L are MCTS's wins/draws/losses; \"run s\" is "
         "the arena's run time without compilation."
@@ -257,8 +262,8 @@ def main(argv=None) -> None:
         rows,
         note=f"`c4jax.arena(jax.random.key(k), mcts_player(n), perfect_player(), {G}, "
         "tictactoe.env_reset())` for each key k (the key decides the perfect player's choices "
-        "among its optimal moves and MCTS's rollouts).  tests/test_strength.py plays key "
-        f"{TEST_SEED} at {TEST_CHECKS[0][0]['n']} simulations, 100 games.",
+        "among its optimal moves and MCTS's rollouts).  Before issue 9 tests/test_strength.py played "
+        f"key {TEST_SEED} at {TEST_CHECKS[0][0]['n']} simulations, 100 games.",
     )
 
     # 4. Why: losing first replies as O.
@@ -303,7 +308,7 @@ def main(argv=None) -> None:
     )
 
     rep.text(
-        "## 6. What tests/test_strength.py checks\n\n"
+        "## 6. What tests/test_strength.py checked before issue 9 (mctx's recipe)\n\n"
         f"`c4jax.arena(jax.random.key({TEST_SEED}), A, B, G, tictactoe.env_reset())`.  `perfect` picks a random move among the value-optimal ones, "
         "so it does not try to win more often against the random player."
     )

@@ -146,8 +146,8 @@ def search_parent(default_sims: int) -> argparse.ArgumentParser:
         "(c4jax.run_mcts_anytime: chunks of 128 simulations until the time is spent)",
     )
     g.add_argument(
-        "--prior", default="uniform", choices=("uniform", "heuristic"),
-        help="prior of the search: uniform, or heuristic (win, else block); default: uniform",
+        "--prior", default=None, choices=("uniform", "heuristic"),
+        help="prior of the search: heuristic (win, else block) or uniform; default: run_mcts's, heuristic",
     )
     g.add_argument(
         "--no-solver", action="store_true",
@@ -158,8 +158,12 @@ def search_parent(default_sims: int) -> argparse.ArgumentParser:
 
 
 def search_options(args) -> dict:
-    """The run_mcts keywords the command line sets."""
-    return {"prior": args.prior, "solver": not args.no_solver}
+    """The run_mcts keywords the command line sets (the others keep
+    run_mcts's defaults)."""
+    options = {"solver": not args.no_solver}
+    if args.prior is not None:
+        options["prior"] = args.prior
+    return options
 
 
 def cache_dir(args) -> pathlib.Path | None:
