@@ -169,12 +169,17 @@ def worker(kind: str, a: int, b: int) -> int:
 
 
 class Worker:
-    def __init__(self, label: str, kind: str, batch: int, size: int, code: str, src: pathlib.Path):
+    """A measurement in its own process: ``script --worker KIND A B`` with
+    ``src`` first on ``PYTHONPATH`` (the c4jax to time); it answers ``run``
+    with ``{"times": [...]}`` (also used by ``boards.py``)."""
+
+    def __init__(self, label: str, kind: str, batch: int, size: int, code: str, src: pathlib.Path,
+                 script: pathlib.Path = HERE):
         self.label, self.kind, self.batch, self.size, self.code = label, kind, batch, size, code
-        self.times: list[float] = []
+        self.times: list = []
         env = dict(os.environ, PYTHONPATH=str(src) + os.pathsep + os.environ.get("PYTHONPATH", ""))
         self.proc = subprocess.Popen(
-            [sys.executable, str(HERE), "--worker", kind, str(batch), str(size)],
+            [sys.executable, str(script), "--worker", kind, str(batch), str(size)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env, cwd=tempfile.gettempdir(),
         )
         self.compile_s = self._read()["compile_s"]
@@ -202,6 +207,16 @@ class Worker:
     @property
     def median_s(self) -> float:
         return statistics.median(self.times)
+
+
+def run_rounds(workers: list[Worker], repeats: int) -> None:
+    """Times every worker once per round, round-robin, then closes them."""
+    for r in range(repeats):
+        for w in workers:
+            w.run()
+        print(f"round {r + 1}/{repeats} done", file=sys.stderr, flush=True)
+    for w in workers:
+        w.close()
 
 
 def _baseline_src(rev: str) -> pathlib.Path:
@@ -263,12 +278,7 @@ def main(argv: list[str] | None = None) -> int:
         t = time.perf_counter()
         workers.append(Worker(*spec))
         print(f"started {spec[0]} ({time.perf_counter() - t:.1f} s)", file=sys.stderr, flush=True)
-    for r in range(repeats):
-        for w in workers:
-            w.run()
-        print(f"round {r + 1}/{repeats} done", file=sys.stderr, flush=True)
-    for w in workers:
-        w.close()
+    run_rounds(workers, repeats)
     info["loadavg_end"] = [round(x, 2) for x in os.getloadavg()]
     print(json.dumps({"loadavg_end": info["loadavg_end"]}), flush=True)
 

@@ -18,6 +18,14 @@ Figures (written to --out, default benchmarks/strength/img/):
   (table (b)).
 * ``ttt_sweep.png``: tic-tac-toe games lost to the perfect player against the
   number of simulations, per option set (benchmarks/strength/ttt_tables.py).
+* ``tall_boards_actions.png`` (the tutorial's boards): how often each column
+  is chosen by ``--keys`` searches of 100 simulations (``run_mcts``'s
+  defaults) from the empty 40-row x 7-column and 19-row x 15-column boards.
+  Always computed here (a minute).
+* ``optimal_rate_by_budget.png``: the optimal-move rate (strict and WDL) on
+  the 330 perfect-play positions at 100, 200, 500, 1,000 and 2,000
+  simulations with ``run_mcts``'s defaults, key 0, one batch per budget.
+  Always computed here (two minutes).
 
 The JSON files are written by the table scripts; without them (or with
 ``--quick``) this script runs those scripts' ``--quick`` modes into
@@ -156,6 +164,87 @@ def action_histogram(out: pathlib.Path, keys: int, sims: int) -> pathlib.Path:
     return path
 
 
+TALL_BOARDS = ((40, 7), (19, 15))  # (rows, columns): the tutorial's boards
+BUDGETS = (100, 200, 500, 1000, 2000)
+
+
+def tall_boards_histogram(out: pathlib.Path, keys: int, sims: int = 100) -> pathlib.Path:
+    """Column frequencies of ``keys`` searches (defaults, ``sims``
+    simulations) from the empty board of each of ``TALL_BOARDS``."""
+    import jax
+    import jax.numpy as jnp
+
+    import c4jax
+    from c4jax import connect4
+
+    fig, axes = plt.subplots(1, len(TALL_BOARDS), figsize=(12, 4.2), constrained_layout=True,
+                             gridspec_kw={"width_ratios": [c for _, c in TALL_BOARDS]})
+    for ax, (rows, cols) in zip(axes, TALL_BOARDS):
+        game = connect4.make(rows, cols)
+        envs = jax.tree.map(lambda x: jnp.broadcast_to(x, (keys,) + x.shape), game.env_reset())
+        actions = np.asarray(c4jax.run_mcts(jax.random.key(0), envs, sims).action)
+        freq = np.bincount(actions, minlength=cols) / keys
+        lo_hi = np.array([wilson(f * keys, keys) for f in freq])
+        ax.bar(np.arange(1, cols + 1), freq, color="tab:blue", edgecolor="black", linewidth=0.6)
+        ax.errorbar(np.arange(1, cols + 1), freq, yerr=yerr(freq, lo_hi), fmt="none",
+                    ecolor="black", capsize=2, linewidth=0.8)
+        ax.set_xticks(range(1, cols + 1))
+        ax.set_xlabel("column (1-based)")
+        ax.set_ylabel(f"fraction of {keys} searches choosing it")
+        ax.set_ylim(0, max(0.4, 1.25 * float(lo_hi[:, 1].max())))
+        ax.set_title(f"{rows} rows x {cols} columns, empty board", fontsize=10)
+        ax.grid(axis="y", alpha=0.3)
+    fig.suptitle(f"Which first move? {keys} searches of {sims} simulations each (run_mcts's defaults, "
+                 f"keys split(key(0), {keys})); bars: 95% Wilson intervals", fontsize=11)
+    path = out / "tall_boards_actions.png"
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
+def optimal_rate_by_budget(out: pathlib.Path, budgets=BUDGETS) -> pathlib.Path:
+    """The strict and WDL optimal-move rates of ``run_mcts``'s defaults on the
+    330 perfect-play positions (one batch per budget, key 0)."""
+    import jax
+    import jax.numpy as jnp
+
+    import c4jax
+    from c4jax import connect4
+
+    data = pathlib.Path(c4jax.__file__).parent / "data" / "connect4_positions.jsonl"
+    recs = [json.loads(line) for line in data.read_text().splitlines() if line.strip()]
+    envs = jax.tree.map(lambda *xs: jnp.stack(xs), *[connect4.from_moves(r["moves"]) for r in recs])
+    rates = {"strict": [], "wdl": []}
+    for n in budgets:
+        actions = np.asarray(c4jax.run_mcts(jax.random.key(0), envs, n).action)
+        rates["strict"].append(np.mean([a in r["best"] for a, r in zip(actions, recs)]))
+        rates["wdl"].append(np.mean([a in r["best_wdl"] for a, r in zip(actions, recs)]))
+        print(f"  {n} simulations: strict {rates['strict'][-1]:.3f}, WDL {rates['wdl'][-1]:.3f}", flush=True)
+    fig, ax = plt.subplots(figsize=(7, 4.4), constrained_layout=True)
+    x = np.array(budgets)
+    for metric, label, marker in (("strict", "strict (move in best)", "o"),
+                                  ("wdl", "WDL (move in best_wdl)", "s")):
+        m = np.array(rates[metric])
+        ci = np.array([wilson(v * len(recs), len(recs)) for v in m])
+        ax.errorbar(x, m, yerr=yerr(m, ci), fmt=marker + "-", capsize=4, label=label)
+    ax.set_xscale("log")
+    ax.set_xticks(x)
+    ax.set_xticklabels([f"{b:,}" for b in budgets])
+    ax.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
+    ax.set_ylim(0.5, 1.0)
+    ax.set_xlabel("simulations per search (log scale)")
+    ax.set_ylabel(f"fraction of the {len(recs)} positions")
+    ax.set_title(f"Connect 4 (7 columns x 6 rows): optimal moves against the budget" "\n"
+                 f"run_mcts's defaults, key 0; error bars: 95% Wilson intervals over the positions",
+                 fontsize=10)
+    ax.legend(loc="lower right")
+    ax.grid(alpha=0.3)
+    path = out / "optimal_rate_by_budget.png"
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
 # ---------------------------------------------------------------------------
 # (ii) Strength against the number of simulations.
 
@@ -246,8 +335,13 @@ def optimal_moves_plot(entries: dict, out: pathlib.Path) -> pathlib.Path:
     by_n = {n: recs for (o, n), recs in series.items() if o == "{}"}
     fixed = None
     puct, uct = {}, {}
+    solver_note = ""
     for (o, n), recs in series.items():
         opts = json.loads(o)
+        if opts.get("solver") is False and set(opts) - {"solver"} in ({"pb_c_init"}, {"selection", "uct_c"}):
+            # The exploration sweeps of the tables ran without the solver.
+            opts.pop("solver")
+            solver_note = ", solver off"
         if set(opts) == {"pb_c_init"}:
             puct[opts["pb_c_init"]] = recs
             fixed = n
@@ -291,7 +385,7 @@ def optimal_moves_plot(entries: dict, out: pathlib.Path) -> pathlib.Path:
     ax2.set_ylim(0.2, 1.0)
     ax2.set_xlabel("exploration constant c (log scale; dotted: defaults 1.25 and sqrt 2)")
     ax2.set_ylabel(f"fraction of the {npos} positions")
-    ax2.set_title(f"Against the exploration constant, {fixed} simulations")
+    ax2.set_title(f"Against the exploration constant, {fixed} simulations{solver_note}")
     ax2.legend(fontsize=8, loc="lower right")
     ax2.grid(alpha=0.3)
     fig.suptitle(f"Connect 4: optimal-move rate on {npos} perfect-play positions; points: mean over "
@@ -365,6 +459,8 @@ def main(argv=None) -> None:
         args.keys = min(args.keys, 50)
     args.out.mkdir(parents=True, exist_ok=True)
     written = [action_histogram(args.out, args.keys, args.simulations)]
+    written.append(tall_boards_histogram(args.out, args.keys))
+    written.append(optimal_rate_by_budget(args.out, BUDGETS[:2] if args.quick else BUDGETS))
     c4, ttt = find_results(args.out, args.quick)
     entries = load(c4)
     written.append(strength_plot(entries, args.out))

@@ -249,7 +249,8 @@ def test_analyze_thinks_for_a_time_budget(cli_env):
     r = run(cli_env, "analyze", "15", "--game", "tictactoe", "--think", "0.3")
     assert r.returncode == 0, r.stderr
     # The time it took, and the budget (a solved root stops it early).
-    m = re.search(r"(\d+) simulations in ([0-9.]+) s \(budget 0.3 s\)", r.stdout)
+    # Compiling (here, or loading from the cache) is said apart, not counted.
+    m = re.search(r"(\d+) simulations in ([0-9.]+) s \(budget 0.3 s(; compiling before it [0-9.]+ s)?\)", r.stdout)
     assert m and int(m.group(1)) >= 128 and int(m.group(1)) % 128 == 0, r.stdout[-400:]
     bad = run(cli_env, "analyze", "4453", "--think", "0")
     assert bad.returncode == 2 and "--think" in bad.stderr
@@ -310,6 +311,31 @@ def test_analyze_tictactoe_with_plot(cli_env, tmp_path):
     assert r.returncode == 0, r.stderr
     assert best_row(r.stdout)[0] == "3"
     assert "Best move: cell 3" in r.stdout
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_the_largest_board_plays_analyzes_and_plots(cli_env, tmp_path):
+    """64 rows x 64 columns (two words per column): a 120-column terminal
+    shows every row of the board in one line each, moves above 9 are typed
+    as numbers, and ``analyze`` lists all 64 columns and writes its plot."""
+    t = Terminal(cli_env, "--rows", "64", "--cols", "64", "-n", "16", "--seed", "0")
+    idx, text = t.wait()
+    assert idx == 0 and "Connect 4 on 64x64" in text, text
+    idx, text = t.send("64")
+    assert idx == 0 and "AI (O) plays column" in text, text
+    board = [ln for ln in text.splitlines() if re.fullmatch(r"[·.XO]{64}", ln.strip())]
+    # One character per cell: 64 rows of 64, drawn after each side's move.
+    assert len(board) == 128, text
+    bottom = board[-1].strip()
+    assert bottom[-1] == "X" and bottom.count("O") == 1 and bottom.count("X") == 1
+    idx, text = t.send("quit")
+    assert idx == 1 and t.finish() == 0
+
+    png = tmp_path / "visits.png"
+    r = run(cli_env, "analyze", "64,64,1,32", "--rows", "64", "--cols", "64", "-n", "64", "--plot", png)
+    assert r.returncode == 0, r.stderr
+    rows = [ln for ln in r.stdout.splitlines() if re.match(r"│\s+\d+ │", ln)]
+    assert [int(ln.split("│")[1]) for ln in rows] == list(range(1, 65))
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
@@ -395,7 +421,8 @@ PARSE_ERRORS = [
 BAD = [
     (["play", "--game", "chess"], "invalid choice: 'chess'"),
     (["analyze", "--simulations", "0"], "--simulations/-n: must be >= 1, got 0"),
-    (["analyze", "--rows", "2"], "rows must be in 3..32, got 2"),
+    (["analyze", "--rows", "2"], "rows must be in 3..64, got 2"),
+    (["analyze", "--rows", "65"], "rows must be in 3..64, got 65"),
     (["play", "--cols", "70"], "cols must be in 3..64, got 70"),
     (["analyze", "--connect", "8"], "connect must be in 3..7"),
     (["play", "--game", "tictactoe", "--rows", "4"], "--rows applies to connect4 only"),

@@ -38,7 +38,8 @@ def stones_from_grid(game, grid) -> np.ndarray:
     """``uint32[2, W]`` for a reference grid (row 0 = top), from the documented
     bit layout (not from moves)."""
     rows, cols = game.rows, game.cols
-    stones = np.zeros((2, 1 if game.name == "tictactoe" else cols), np.uint32)
+    words = 1 if game.name == "tictactoe" else cols * (1 if rows <= 32 else 2)
+    stones = np.zeros((2, words), np.uint32)
     for r in range(rows):
         for c in range(cols):
             if grid[r][c] is not None:
@@ -46,7 +47,8 @@ def stones_from_grid(game, grid) -> np.ndarray:
                 if game.name == "tictactoe":
                     stones[p, 0] |= np.uint32(1 << (3 * r + c))
                 else:
-                    stones[p, c] |= np.uint32(1 << (rows - 1 - r))
+                    word, h = divmod(rows - 1 - r, 32)  # rows 32.. in word cols + c
+                    stones[p, word * cols + c] |= np.uint32(1 << h)
     return stones
 
 
@@ -176,7 +178,9 @@ DIRECTIONS = {"vertical": (1, 0), "horizontal": (0, 1), "diagonal /": (1, 1), "d
 
 def edge_lines(rows, cols, k, corners_only=False):
     """Every line of ``k`` cells ``(height, column)`` touching an edge (or, with
-    ``corners_only``, two edges), with its direction and the edges it touches."""
+    ``corners_only``, two edges), with its direction and the edges it touches.
+    ``corners_only="words"``: instead, every line with cells on both sides of
+    the boundary between a tall column's two words (heights 31 and 32)."""
     for name, (dh, dc) in DIRECTIONS.items():
         for h0, c0 in itertools.product(range(rows), range(cols)):
             cells = [(h0 + i * dh, c0 + i * dc) for i in range(k)]
@@ -186,7 +190,11 @@ def edge_lines(rows, cols, k, corners_only=False):
             for h, c in cells:
                 edges |= {e for e, hit in (("bottom", h == 0), ("top", h == rows - 1),
                                            ("left", c == 0), ("right", c == cols - 1)) if hit}
-            if len(edges) >= (2 if corners_only else 1):
+            if corners_only == "words":
+                heights = {h for h, _ in cells}
+                if {31, 32} <= heights:
+                    yield name, cells, edges
+            elif len(edges) >= (2 if corners_only else 1):
                 yield name, cells, edges
 
 
@@ -234,13 +242,24 @@ SWEEP_SIZES = [
     ((32, 5, 4), False),
     ((7, 40, 4), False),
     ((14, 20, 6), False),
-    ((32, 64, 4), True),  # the largest board: lines in the corners
+    ((32, 64, 4), True),  # the largest one-word board: lines in the corners
     ((3, 3, 3), False),  # the smallest
+    # Two words per column (33..64 rows): every edge, then every line across
+    # the words' boundary (row 32 from the bottom is bit 0 of the second word).
+    ((40, 7, 4), False),
+    ((33, 7, 5), False),
+    ((19, 15, 4), False),
+    ((64, 64, 4), True),  # the largest board: lines in the corners
+    ((40, 7, 4), "words"),
+    ((33, 9, 3), "words"),
+    ((64, 12, 6), "words"),
+    ((64, 5, 33), "words"),  # lines longer than a word
 ]
 
 
 @pytest.mark.parametrize(
-    "size, corners_only", SWEEP_SIZES, ids=[f"{r}x{c}_k{k}" for (r, c, k), _ in SWEEP_SIZES]
+    "size, corners_only", SWEEP_SIZES,
+    ids=[f"{r}x{c}_k{k}" + ("_words" if w == "words" else "") for (r, c, k), w in SWEEP_SIZES],
 )
 def test_every_edge_line_is_detected(size, corners_only):
     """Lines along every edge, in all four directions, completed by any of
@@ -252,9 +271,14 @@ def test_every_edge_line_is_detected(size, corners_only):
     seen = {(name, e) for *_, name, edges in cases for e in edges}
     exists = {"vertical": k <= rows, "horizontal": k <= cols}
     exists["diagonal /"] = exists["diagonal \\"] = k <= rows and k <= cols
-    for name in DIRECTIONS:  # each direction that fits touches all four edges
-        for e in ("bottom", "top", "left", "right"):
-            assert ((name, e) in seen) == exists[name], (name, e)
+    if corners_only == "words":  # every direction but the horizontal crosses the words
+        assert {name for *_, name, _ in cases} == {"vertical"} | (
+            {"diagonal /", "diagonal \\"} if exists["diagonal /"] else set()
+        )
+    else:
+        for name in DIRECTIONS:  # each direction that fits touches all four edges
+            for e in ("bottom", "top", "left", "right"):
+                assert ((name, e) in seen) == exists[name], (name, e)
     envs = envs_from_grids(game, [g for g, *_ in cases], [m for _, m, *_ in cases])
     actions = jnp.asarray([c for _, _, c, *_ in cases], jnp.int32)
     fns = batched(game)
@@ -391,16 +415,17 @@ def test_rollout_of_a_finished_game(which):
 @pytest.mark.parametrize(
     "args, words",
     [
-        ((2, 7, 4), "3..32"),
-        ((33, 7, 4), "3..32"),
-        ((0, 7, 4), "3..32"),
+        ((2, 7, 4), "3..64"),
+        ((65, 7, 4), "3..64"),
+        ((0, 7, 4), "3..64"),
         ((6, 2, 4), "3..64"),
         ((6, 65, 4), "3..64"),
         ((6, 7, 2), "3..7"),
         ((6, 7, 8), "3..7"),
         ((3, 3, 4), "3..3"),
         ((32, 5, 33), "3..32"),
-        ((6.0, 7, 4), "3..32"),
+        ((64, 5, 65), "3..64"),
+        ((6.0, 7, 4), "3..64"),
         ((6, "7", 4), "3..64"),
         ((6, 7, True), "3..7"),
         ((6, 7, 4.0), "3..7"),
@@ -413,7 +438,9 @@ def test_make_rejects_sizes_outside_the_range(args, words):
 
 
 @pytest.mark.parametrize(
-    "args", [(3, 3, 3), (32, 64, 64), (32, 3, 32), (3, 64, 64), (6, 7, 7), (np.int64(6), 7, 4)]
+    "args",
+    [(3, 3, 3), (32, 64, 64), (32, 3, 32), (3, 64, 64), (6, 7, 7), (np.int64(6), 7, 4), (64, 64, 64),
+     (64, 3, 64), (33, 3, 4)],
 )
 def test_make_accepts_the_limits(args):
     game = connect4.make(*args)

@@ -37,6 +37,11 @@ GAMES = [
     ("c4_7x40_k4", lambda: connect4.make(7, 40, 4)),
     ("c4_14x20_k6", lambda: connect4.make(14, 20, 6)),
     ("c4_32x5_k4", lambda: connect4.make(32, 5, 4)),
+    # Two uint32 words per column (33..64 rows): the tutorial's boards and the largest.
+    ("c4_33x7_k4", lambda: connect4.make(33, 7, 4)),
+    ("c4_40x7_k4", lambda: connect4.make(40, 7, 4)),
+    ("c4_19x15_k4", lambda: connect4.make(19, 15, 4)),
+    ("c4_64x64_k4", lambda: connect4.make(64, 64, 4)),
 ]
 
 
@@ -46,8 +51,11 @@ def game(request):
 
 
 def words(game) -> int:
-    """Words per player in ``Env.stones``: a column each, or one 9-bit mask."""
-    return 1 if game.name == "tictactoe" else game.cols
+    """Words per player in ``Env.stones``: a column each (two above 32 rows),
+    or one 9-bit mask."""
+    if game.name == "tictactoe":
+        return 1
+    return game.cols * (1 if game.rows <= 32 else 2)
 
 
 def batch(env: Env, n: int) -> Env:
@@ -59,9 +67,11 @@ def row(tree, i: int):
 
 
 def popcount(x: np.ndarray) -> np.ndarray:
-    """Set bits of a ``uint32`` array, summed over its last axis."""
-    bits = (x[..., None] >> np.arange(32, dtype=np.uint32)) & np.uint32(1)
-    return bits.sum(axis=(-1, -2)).astype(np.int64)
+    """Set bits of a ``uint32`` array, summed over its last axis (bytes
+    unpacked: no 32-fold copy of a 64x64 board's trajectory)."""
+    x = np.ascontiguousarray(x, np.uint32)
+    bits = np.unpackbits(x.view(np.uint8), axis=-1)
+    return bits.sum(axis=-1, dtype=np.int64)
 
 
 def grid_from_stones(game, stones: np.ndarray):
@@ -74,8 +84,10 @@ def grid_from_stones(game, stones: np.ndarray):
             for c in range(cols):
                 if game.name == "tictactoe":
                     bit = (int(stones[p, 0]) >> (3 * r + c)) & 1
-                else:  # bit ``h`` of column word ``c`` is the row ``h`` from the bottom
-                    bit = (int(stones[p, c]) >> (rows - 1 - r)) & 1
+                else:  # bit ``h`` of column word ``c`` is the row ``h`` from the
+                    # bottom; rows 32.. are in word ``cols + c`` (two-word columns)
+                    word, h = divmod(rows - 1 - r, 32)
+                    bit = (int(stones[p, word * cols + c]) >> h) & 1
                 if bit:
                     assert grid[r][c] is None
                     grid[r][c] = MARKS[p]
@@ -140,7 +152,9 @@ def random_play(game, n_games: int, n_steps: int):
 
 
 def n_random_games(game) -> int:
-    return 512 if game.max_plies <= 42 else 64
+    if game.max_plies <= 42:
+        return 512
+    return 64 if game.max_plies <= 1000 else 16  # 64x64: 16 games of up to 4,098 plies
 
 
 @functools.lru_cache(maxsize=None)
@@ -327,7 +341,9 @@ def test_random_games_end_of_game_invariants(game):
     np.testing.assert_array_equal(popcount(stones).sum(-1), ply)
     if game.name == "connect4":
         occ = (stones[..., 0, :] | stones[..., 1, :]).astype(np.uint64)
-        assert not (occ & (occ + 1)).any()
+        if game.rows > 32:  # a column's two words as one 64-bit integer
+            occ = occ[..., : game.cols] | (occ[..., game.cols :] << np.uint64(32))
+        assert not (occ & (occ + np.uint64(1))).any()
     x_count = popcount(stones[..., 0, :])
     np.testing.assert_array_equal(x_count - (ply - x_count), ply % 2)
 
@@ -387,7 +403,10 @@ def test_positions_from_random_play_agree_with_reference(game):
     board = jitted(game)["board"]
     rng = np.random.default_rng(1)
     n_wins = 0
-    for t in range(0, game.max_plies, max(1, game.max_plies // 10)):
+    # Ten times spread over the longest game (random games on big boards end
+    # long before the board is full).
+    longest = int(np.asarray(envs.ply).max())
+    for t in range(0, longest, max(1, longest // 10)):
         for g in rng.choice(n_random_games(game), size=6, replace=False):
             e = row(row(envs, t), g)
             grid = grid_from_stones(game, e.stones)

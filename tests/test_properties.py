@@ -33,6 +33,16 @@ GAMES = [
     ("c4_6x7_k5", lambda: connect4.make(6, 7, 5)),
     ("c4_32x5_k4", lambda: connect4.make(32, 5, 4)),
     ("c4_7x40_k4", lambda: connect4.make(7, 40, 4)),
+    # Around the word boundaries (a column is two uint32 words from 33 rows
+    # on; actions up to 64) and the tutorial's boards.
+    ("c4_31x7_k4", lambda: connect4.make(31, 7, 4)),
+    ("c4_33x7_k4", lambda: connect4.make(33, 7, 4)),
+    ("c4_40x7_k4", lambda: connect4.make(40, 7, 4)),
+    ("c4_14x20_k4", lambda: connect4.make(14, 20, 4)),
+    ("c4_19x15_k4", lambda: connect4.make(19, 15, 4)),
+    ("c4_6x63_k4", lambda: connect4.make(6, 63, 4)),
+    ("c4_64x64_k4", lambda: connect4.make(64, 64, 4)),
+    ("c4_64x3_k3", lambda: connect4.make(64, 3, 3)),
 ]
 
 # Reproducible in CI: derandomized, no example database, no deadline (the
@@ -47,6 +57,13 @@ PROPERTY = settings(
 
 
 EXTRA_PLIES = 6  # moves drawn past the longest game: moves after the end
+# At most this many moves are drawn per example (a 64x64 game lasts up to
+# 4,096 plies, beyond what hypothesis draws at once); boards with more cells
+# than that are played part of the way (most end with a line well before).
+MAX_DRAWN = 600
+# Fewer examples on the boards of over 1,000 cells (each compares up to
+# MAX_DRAWN whole boards with the plain-Python reference).
+BIG_BOARD = settings(PROPERTY, max_examples=8)
 
 
 @functools.lru_cache(maxsize=None)
@@ -98,21 +115,32 @@ def actions_from_codes(game, codes: list[int]) -> list[int]:
     40 is an out-of-range action and one in 40 a full column / occupied cell
     (when there is one).  After the end of the game the codes give arbitrary
     actions.
+
+    The first code also picks how the game is played: half the examples as
+    above; a quarter are long games (no illegal move, and no move completes a
+    line while another move does not), which fill the board to its top rows
+    (the second word of a tall column); a quarter are long games among the
+    four leftmost such columns, which pile stones high on wide boards too.
     """
     ref = reference_for(game)
     s, out = ref.reset(), []
+    mode = codes[0] % 4 if codes else 0
     for v in codes:
         kind, v = v % 41, v // 41
         legal = ref.legal_moves(s)
         if s.done:
             a = out_of_range(game, v) if v % 2 else v % game.num_actions
-        elif kind == 39:
+        elif kind == 39 and mode < 2:
             a = out_of_range(game, v)
-        elif kind == 40 and not all(legal):
+        elif kind == 40 and mode < 2 and not all(legal):
             blocked = [i for i, ok in enumerate(legal) if not ok]
             a = blocked[v % len(blocked)]
         else:
             ok = [i for i, ok in enumerate(legal) if ok]
+            if mode >= 2:
+                wins = ref.winning_moves(s)
+                ok = [i for i in ok if not wins[i]] or ok
+                ok = ok[:4] if mode == 3 else ok
             a = ok[v % len(ok)]
         out.append(int(a))
         s = ref.step(s, a)[0]
@@ -122,7 +150,7 @@ def actions_from_codes(game, codes: list[int]) -> list[int]:
 def codes_for(game):
     """Codes for a whole game (and a few plies past its end), cut short in some
     examples so that positions in the middle of a game end a sequence too."""
-    n = seq_len(game)
+    n = min(seq_len(game), MAX_DRAWN)
     full = st.lists(st.integers(0, 2**20), min_size=n, max_size=n)
     cut = st.one_of(st.just(n), st.integers(0, n))
     return st.tuples(full, cut).map(lambda t: t[0][: t[1]])
@@ -191,7 +219,7 @@ def _check_from_moves(game, actions, envs):
 def test_library_agrees_with_reference(make):
     game = make()
 
-    @PROPERTY
+    @(BIG_BOARD if game.max_plies > 1000 else PROPERTY)
     @given(codes=codes_for(game))
     def run(codes):
         actions = actions_from_codes(game, codes)

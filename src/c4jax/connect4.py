@@ -25,11 +25,16 @@ Rules (the contract the search relies on):
   board is unchanged, the mover gets reward -1 and the opponent is the winner.
 * Stepping a finished game changes nothing: same env, reward 0, done True.
 
-Board layout: one ``uint32`` word per column, bit ``r`` = row ``r`` from the
-bottom (see :mod:`c4jax.env`).  A column's occupied bits are always
-``2**height - 1``, so the cell a stone drops into is ``occupied + 1``.  Win
-detection is branch-free: runs of ``connect`` stones in the four directions,
-found with ``log2(connect)`` shift-and steps over the whole board.
+Board layout: one ``uint32`` word per column up to 32 rows, bit ``r`` = row
+``r`` from the bottom (see :mod:`c4jax.env`); from 33 to 64 rows two words
+per column, stored word-major (``stones[p, w * cols + c]``, bit ``r`` of word
+``w`` = row ``32 * w + r``), so ``stones`` is ``uint32[2, num_words * cols]``.
+A column's occupied bits are always ``2**height - 1``, so the cell a stone
+drops into is ``occupied + 1`` (with a carry between the words of a tall
+column).  Win detection is branch-free: runs of ``connect`` stones in the four
+directions, found with ``log2(connect)`` shift-and steps over the whole board,
+row shifts carrying bits across words.  A board of up to 32 rows runs the
+one-word code only.
 """
 
 from __future__ import annotations
@@ -65,9 +70,18 @@ __all__ = [
     "MIN_CONNECT",
 ]
 
-MIN_ROWS, MAX_ROWS = 3, 32  # a column is one uint32 word
+MIN_ROWS, MAX_ROWS = 3, 64  # a column is one uint32 word up to 32 rows, two up to 64
+WORD_BITS = 32
 MIN_COLS, MAX_COLS = 3, 64
 MIN_CONNECT = 3
+
+def _and(a: tuple, b: tuple) -> tuple:
+    return tuple(x & y for x, y in zip(a, b))
+
+
+def _or(a: tuple, b: tuple) -> tuple:
+    return tuple(x | y for x, y in zip(a, b))
+
 
 # The four line directions as (column step, row step).
 _DIRECTIONS = ((0, 1), (1, 0), (1, 1), (1, -1))
@@ -100,70 +114,157 @@ class Connect4:
         return self.rows * self.cols
 
     @property
-    def _full(self) -> int:
-        return (1 << self.rows) - 1
+    def num_words(self) -> int:
+        """``uint32`` words per column: ``ceil(rows / 32)`` (1 up to 32 rows, 2 up to 64)."""
+        return -(-self.rows // WORD_BITS)
+
+    @property
+    def _fulls(self) -> tuple[int, ...]:
+        """Per word, the mask of its rows (word ``w`` holds rows ``32w ..``)."""
+        return tuple(
+            (1 << min(WORD_BITS, self.rows - WORD_BITS * w)) - 1 for w in range(self.num_words)
+        )
 
     def __repr__(self) -> str:
         return f"Connect4(rows={self.rows}, cols={self.cols}, connect={self.connect})"
 
-    # --- bit-board kernels (shape [..., cols], uint32) ----------------------
-    def _shift(self, x: jax.Array, dc: int, dr: int) -> jax.Array:
-        """``y[c]`` has bit ``r`` iff ``x`` has the cell ``(c + dc, r + dr)``."""
+    # --- bit-board kernels ----------------------------------------------------
+    # A player's stones are stored as ``uint32[..., num_words * cols]``, word
+    # ``w`` of every column first (``[w * cols + c]``).  The kernels below work
+    # on a *board*: the tuple of the ``num_words`` arrays ``uint32[..., cols]``
+    # (one array up to 32 rows, so that 7x6 runs exactly the one-word code).
+    def _split(self, x: jax.Array) -> tuple[jax.Array, ...]:
+        if self.num_words == 1:
+            return (x,)
+        c = self.cols
+        return tuple(x[..., w * c : (w + 1) * c] for w in range(self.num_words))
+
+    def _join(self, words: tuple[jax.Array, ...]) -> jax.Array:
+        return words[0] if len(words) == 1 else jnp.concatenate(words, axis=-1)
+
+    def _per_word(self, mask: jax.Array) -> jax.Array:
+        """``[..., cols]`` -> the stored layout ``[..., num_words * cols]``."""
+        return mask if self.num_words == 1 else jnp.concatenate([mask] * self.num_words, axis=-1)
+
+    def _any_per_column(self, x: jax.Array | tuple) -> jax.Array:
+        """``bool[..., cols]``: the columns with a bit set in ``x`` (stored
+        layout, or a board)."""
+        words = x if isinstance(x, tuple) else self._split(x)
+        out = words[0] != 0
+        for w in words[1:]:
+            out = out | (w != 0)
+        return out
+
+    def _shift_cols(self, x: jax.Array, dc: int) -> jax.Array:
         cols = self.cols
-        if dc:
-            pad = jnp.zeros(x.shape[:-1] + (min(abs(dc), cols),), x.dtype)
-            if dc >= cols or -dc >= cols:
-                x = jnp.zeros_like(x)
-            elif dc > 0:
-                x = jnp.concatenate([x[..., dc:], pad], axis=-1)
-            else:
-                x = jnp.concatenate([pad, x[..., : cols + dc]], axis=-1)
-        if dr >= 32 or -dr >= 32:
+        if not dc:
+            return x
+        if dc >= cols or -dc >= cols:
             return jnp.zeros_like(x)
-        if dr > 0:
-            x = x >> dr
-        elif dr < 0:
-            x = (x << -dr) & jnp.uint32(self._full)
-        return x
+        pad = jnp.zeros(x.shape[:-1] + (abs(dc),), x.dtype)
+        if dc > 0:
+            return jnp.concatenate([x[..., dc:], pad], axis=-1)
+        return jnp.concatenate([pad, x[..., : cols + dc]], axis=-1)
+
+    def _shift(self, board: tuple, dc: int, dr: int) -> tuple:
+        """The board ``y`` with the cell ``(c, r)`` iff ``board`` has ``(c + dc, r + dr)``.
+
+        Rows shift across words: with ``q, s = divmod(dr, 32)``, output word
+        ``w`` takes the high bits of word ``w + q`` and the low bits of word
+        ``w + q + 1``; words off the board are empty.
+        """
+        board = tuple(self._shift_cols(x, dc) for x in board)
+        if not dr:
+            return board
+        n = len(board)
+        q, s = divmod(dr, WORD_BITS)
+        out = []
+        for w in range(n):
+            lo = board[w + q] if 0 <= w + q < n else None
+            hi = board[w + q + 1] if s and 0 <= w + q + 1 < n else None
+            parts = []
+            if lo is not None:
+                parts.append(lo >> s if s else lo)
+            if hi is not None:
+                parts.append(hi << (WORD_BITS - s))
+            y = functools.reduce(jnp.bitwise_or, parts) if parts else jnp.zeros_like(board[w])
+            if dr < 0:  # bits pushed above the top row
+                y = y & jnp.uint32(self._fulls[w])
+            out.append(y)
+        return tuple(out)
 
     def _has_line(self, x: jax.Array) -> jax.Array:
-        """``bool[...]``: whether the stones ``x`` (``uint32[..., cols]``) hold a line."""
+        """``bool[...]``: whether the stones ``x`` (stored layout) hold a line."""
         k = self.connect
-        found = jnp.zeros(x.shape, jnp.uint32)
+        board = self._split(x)
+        found = tuple(jnp.zeros(w.shape, jnp.uint32) for w in board)
         for dc, dr in _DIRECTIONS:
-            runs, length = x, 1  # runs: cells starting a run of `length` stones
+            runs, length = board, 1  # runs: cells starting a run of `length` stones
             while 2 * length <= k:
-                runs = runs & self._shift(runs, dc * length, dr * length)
+                runs = _and(runs, self._shift(runs, dc * length, dr * length))
                 length *= 2
             if length < k:  # k - length < length: two overlapping runs cover k
-                runs = runs & self._shift(runs, dc * (k - length), dr * (k - length))
-            found = found | runs
-        return jnp.any(found != 0, axis=-1)
+                runs = _and(runs, self._shift(runs, dc * (k - length), dr * (k - length)))
+            found = _or(found, runs)
+        return jnp.any(self._any_per_column(found), axis=-1)
 
     def _threats(self, x: jax.Array, occupied: jax.Array) -> jax.Array:
-        """``uint32[..., cols]``: empty cells that would complete a line for ``x``."""
+        """Stored layout: the empty cells that would complete a line for ``x``."""
         k = self.connect
-        full = jnp.uint32(self._full)
-        cells = jnp.zeros(x.shape, jnp.uint32)
+        board = self._split(x)
+        fulls = tuple(jnp.uint32(f) for f in self._fulls)
+        cells = tuple(jnp.zeros(w.shape, jnp.uint32) for w in board)
         for dc, dr in _DIRECTIONS:
-            ahead = [jnp.full(x.shape, full)]  # ahead[m]: the m cells after are x
-            behind = [jnp.full(x.shape, full)]
+            ahead = [tuple(jnp.full(w.shape, f) for w, f in zip(board, fulls))]  # the m cells after are x
+            behind = [tuple(jnp.full(w.shape, f) for w, f in zip(board, fulls))]
             for m in range(1, k):
-                ahead.append(ahead[-1] & self._shift(x, dc * m, dr * m))
-                behind.append(behind[-1] & self._shift(x, -dc * m, -dr * m))
+                ahead.append(_and(ahead[-1], self._shift(board, dc * m, dr * m)))
+                behind.append(_and(behind[-1], self._shift(board, -dc * m, -dr * m)))
             for j in range(k):
-                cells = cells | (behind[j] & ahead[k - 1 - j])
-        return cells & ~occupied & full
+                cells = _or(cells, _and(behind[j], ahead[k - 1 - j]))
+        occ = self._split(occupied)
+        return self._join(tuple(c & ~o & f for c, o, f in zip(cells, occ, fulls)))
+
+    def _next_cells(self, occupied: jax.Array) -> jax.Array:
+        """Stored layout: the cell a stone drops into, per column; meaningful
+        only in columns that are not full."""
+        if self.num_words == 1:
+            return occupied + jnp.uint32(1)  # occupied bits are 2**height - 1
+        occ = self._split(occupied)
+        above = self._shift(occ, 0, -1)  # the cell above each stone
+        above = (above[0] | jnp.uint32(1),) + above[1:]
+        return self._join(tuple(a & ~o for a, o in zip(above, occ)))
 
     def _playable(self, occupied: jax.Array) -> jax.Array:
-        """``uint32[..., cols]``: the cell a stone would drop into (0 if full)."""
-        return (occupied + jnp.uint32(1)) & jnp.uint32(self._full)
+        """Stored layout: the cell a stone would drop into (none if full)."""
+        return self._next_cells(occupied) & self._per_word_const(self._fulls)
+
+    def _per_word_const(self, values: tuple[int, ...]) -> jax.Array:
+        """Stored layout: word ``w`` of every column set to ``values[w]``."""
+        if self.num_words == 1:
+            return jnp.uint32(values[0])
+        return jnp.asarray(np.repeat(np.asarray(values, np.uint32), self.cols))
+
+    def _legal(self, occupied: jax.Array) -> jax.Array:
+        """``bool[..., cols]``: the columns that are not full."""
+        if self.num_words == 1:
+            return occupied != jnp.uint32(self._fulls[0])
+        words = self._split(occupied)
+        out = words[0] != jnp.uint32(self._fulls[0])
+        for w, f in zip(words[1:], self._fulls[1:]):
+            out = out | (w != jnp.uint32(f))
+        return out
+
+    def _drop(self, onehot: jax.Array, occupied: jax.Array) -> jax.Array:
+        """Stored layout: the stone dropped in the column of ``onehot`` (``bool[..., cols]``,
+        a column that is not full), or nothing where ``onehot`` is all False."""
+        return jnp.where(self._per_word(onehot), self._next_cells(occupied), jnp.uint32(0))
 
     # --- the rules ------------------------------------------------------------
     def env_reset(self) -> Env:
         """The empty board, player 0 to move.  Returns an unbatched :class:`Env`."""
         return Env(
-            stones=jnp.zeros((2, self.cols), jnp.uint32),
+            stones=jnp.zeros((2, self.num_words * self.cols), jnp.uint32),
             to_move=jnp.int32(0),
             ply=jnp.int32(0),
             done=jnp.bool_(False),
@@ -177,7 +278,7 @@ class Connect4:
         """``bool[cols]``: the columns that are not full; all False once done."""
         check_game(self, env)
         occupied = env.stones[..., 0, :] | env.stones[..., 1, :]
-        return (occupied != jnp.uint32(self._full)) & ~env.done[..., None]
+        return self._legal(occupied) & ~env.done[..., None]
 
     @one_game_or_batch()
     def env_step(self, env: Env, action: jax.Array) -> tuple[Env, jax.Array, jax.Array]:
@@ -198,8 +299,8 @@ class Connect4:
         stones = env.stones
         occupied = stones[0] | stones[1]
         onehot = jnp.arange(self.cols, dtype=jnp.int32) == action
-        legal = jnp.any(onehot & (occupied != jnp.uint32(self._full)))
-        drop = jnp.where(onehot & legal, occupied + jnp.uint32(1), jnp.uint32(0))
+        legal = jnp.any(onehot & self._legal(occupied))
+        drop = self._drop(onehot & legal, occupied)
         mover = env.to_move
         mine = jnp.where(mover == 0, stones[0], stones[1]) | drop
         new_stones = jnp.where(
@@ -218,21 +319,20 @@ class Connect4:
         occupied = env.stones[0] | env.stones[1]
         mine = jnp.where(env.to_move == 0, env.stones[0], env.stones[1])
         hits = self._threats(mine, occupied) & self._playable(occupied)
-        return (hits != 0) & ~env.done
+        return self._any_per_column(hits) & ~env.done
 
     def _rollout(self, key: jax.Array, env: Env, heuristic: bool) -> jax.Array:
         check_game(self, env)
         key = as_key(key)
         if key.shape != ():
             raise ValueError(f"a rollout of one game takes one key; got keys of shape {key.shape}")
-        full = jnp.uint32(self._full)
         return playout(
             key,
             env,
             words=lambda e: (e.stones[0], e.stones[1]),
-            legal=lambda occ: occ != full,
-            wins=lambda x, occ: (self._threats(x, occ) & self._playable(occ)) != 0,
-            drop=lambda onehot, occ: jnp.where(onehot, occ + jnp.uint32(1), jnp.uint32(0)),
+            legal=self._legal,
+            wins=lambda x, occ: self._any_per_column(self._threats(x, occ) & self._playable(occ)),
+            drop=self._drop,
             has_line=self._has_line,
             heuristic=heuristic,
         )
@@ -324,11 +424,12 @@ class Connect4:
             elif sum(heights) == rows * cols:
                 done = True
             player = 1 - player
-        stones = np.zeros((2, cols), np.uint32)
+        stones = np.zeros((2, self.num_words * cols), np.uint32)
         for r in range(rows):
+            word, bit = divmod(r, WORD_BITS)
             for c in range(cols):
                 if grid[r][c] >= 0:
-                    stones[grid[r][c], c] |= np.uint32(1 << r)
+                    stones[grid[r][c], word * cols + c] |= np.uint32(1 << bit)
         return Env(
             stones=jnp.asarray(stones),
             to_move=jnp.int32(player),
@@ -344,9 +445,16 @@ class Connect4:
         """``int8[..., rows, cols]``: 0 empty, 1 player 0 (X), 2 player 1 (O);
         row 0 is the top row, as drawn."""
         check_game(self, env)
-        r = jnp.arange(self.rows - 1, -1, -1, dtype=jnp.uint32)[:, None]
-        p0 = (env.stones[..., 0, None, :] >> r) & 1
-        p1 = (env.stones[..., 1, None, :] >> r) & 1
+        if self.num_words == 1:
+            r = jnp.arange(self.rows - 1, -1, -1, dtype=jnp.uint32)[:, None]
+            p0 = (env.stones[..., 0, None, :] >> r) & 1
+            p1 = (env.stones[..., 1, None, :] >> r) & 1
+        else:
+            word, bit = np.divmod(np.arange(self.rows - 1, -1, -1), WORD_BITS)
+            per_row = env.stones.reshape(env.stones.shape[:-1] + (self.num_words, self.cols))[..., word, :]
+            r = jnp.asarray(bit.astype(np.uint32))[:, None]  # per_row: [2, rows, cols]
+            p0 = (per_row[..., 0, :, :] >> r) & 1
+            p1 = (per_row[..., 1, :, :] >> r) & 1
         return (p0 + 2 * p1).astype(jnp.int8)
 
     def render(self, env: Env) -> str:
@@ -454,7 +562,8 @@ def make(rows: int = 6, cols: int = 7, connect: int = 4) -> Connect4:
     """Connect-``connect`` on a board of ``rows`` x ``cols``.
 
     Args:
-      rows: board height, ``3..32`` (a column is one 32-bit word).
+      rows: board height, ``3..64`` (a column is one 32-bit word up to 32
+        rows, two above).
       cols: board width, ``3..64``; it is also the number of actions.
       connect: stones in a row that win, ``3..max(rows, cols)``.
     Returns:

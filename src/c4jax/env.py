@@ -5,15 +5,20 @@ axis (``jax.vmap`` over the game functions); its ``game`` field is static
 (pytree metadata), so that the search can be called as
 ``run_mcts(key, env, n)`` without naming the game again.
 
-Board layout (both games store one ``uint32`` word per column):
+Board layout (bit words, ``uint32``):
 
-* Connect 4, ``R`` rows by ``C`` columns: ``stones[p, c]`` holds player ``p``'s
-  stones in column ``c``, bit ``r`` set for row ``r`` counted from the bottom::
+* Connect 4, ``R`` rows by ``C`` columns, ``R <= 32``: ``stones[p, c]`` holds
+  player ``p``'s stones in column ``c``, bit ``r`` set for row ``r`` counted
+  from the bottom::
 
       row R-1  . . . . . . .      bit R-1 of every word
       ...
       row 0    . . . . . . .      bit 0
                0 1 2 3 4 5 6      word index = column = action
+
+  From 33 to 64 rows a column takes two words, stored word-major:
+  ``stones[p, C + c]`` holds rows 32 to ``R - 1`` of column ``c`` (bit
+  ``r - 32``).
 
 * Tic-tac-toe: ``stones[p, 0]`` is a 9-bit mask, bit ``i`` = cell ``i + 1``
   counted row by row from the top left (actions are the cells, 0-based).
@@ -42,7 +47,8 @@ class Env:
 
     Fields (shapes for one game; a batch adds a leading ``[B]``):
       stones: ``uint32[2, W]``, the stones of player 0 and player 1 as bit
-        words (``W`` = columns for Connect 4, 1 for tic-tac-toe).
+        words (``W`` = columns for Connect 4 up to 32 rows, twice the
+        columns from 33 to 64 rows; 1 for tic-tac-toe).
       to_move: ``int32[]``, the player to move (0 or 1).  After the last move
         of a game it still flips, so values "for the player to move" stay
         defined on finished games.
@@ -266,7 +272,9 @@ def move_list(moves) -> list:
 
 def check_game(game, env: Env) -> None:
     """Raises ``ValueError`` if ``env`` belongs to another game than ``game``
-    (a static check: the module-level functions play the standard board)."""
+    (a static check: the module-level functions play the standard board), or
+    if its fields do not have the dtypes and shapes of that game's
+    (:func:`check_fields`)."""
     if not isinstance(env, Env):
         raise ValueError(f"expected a c4jax Env; got {type(env).__name__}")
     if env.game != game:
@@ -274,6 +282,38 @@ def check_game(game, env: Env) -> None:
             f"this Env is {env.game!r}, not {game!r}: use its own game's functions "
             "(env.game.env_step, ...)"
         )
+    check_fields(env)
+
+
+def _words(game) -> int:
+    """``W`` of ``stones: uint32[2, W]`` for ``game``."""
+    return getattr(game, "num_words", 1) * game.num_actions if game.name == "connect4" else 1
+
+
+def check_fields(env: Env) -> None:
+    """Raises ``ValueError`` naming the field, unless every field of ``env``
+    has its documented dtype and shape (:class:`Env`), with one batch shape
+    for all: ``stones`` ``uint32[*B, 2, W]``, ``done`` ``bool[*B]``, the other
+    fields ``int32[*B]``.  A static check (shapes and dtypes), also under
+    ``jit``: an Env built by hand with other dtypes would otherwise fail deep
+    inside JAX, or compute on silently converted values."""
+    batch = tuple(jnp.shape(env.ply))
+    want = {
+        "stones": (jnp.uint32, batch + (2, _words(env.game))),
+        "to_move": (jnp.int32, batch),
+        "ply": (jnp.int32, batch),
+        "done": (jnp.bool_, batch),
+        "winner": (jnp.int32, batch),
+        "last_action": (jnp.int32, batch),
+    }
+    for name, (dtype, shape) in want.items():
+        x = getattr(env, name)
+        if not hasattr(x, "dtype") or jnp.dtype(x.dtype) != jnp.dtype(dtype) or tuple(jnp.shape(x)) != shape:
+            got = f"{getattr(x, 'dtype', type(x).__name__)}{list(jnp.shape(x))}"
+            raise ValueError(
+                f"Env.{name} must be {jnp.dtype(dtype).name}{list(shape)} for {env.game!r} "
+                f"(batch shape {batch}, from Env.ply); got {got}"
+            )
 
 
 def one_game_or_batch(*, key: int | None = None):

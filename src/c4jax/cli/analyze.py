@@ -68,11 +68,14 @@ def run(args, con, t_start: float) -> int:
     if args.think:
         from c4jax.search import run_mcts_anytime
 
-        import time
-
-        t0 = time.perf_counter()
-        out, sims = run_mcts_anytime(jax.random.key(args.seed), env, args.think, **search_options(args))
-        done = f"{sims} simulations in {time.perf_counter() - t0:.2f} s (budget {args.think:g} s)"
+        timing: dict = {}
+        out, sims = run_mcts_anytime(
+            jax.random.key(args.seed), env, args.think, timing=timing, **search_options(args)
+        )
+        done = f"{sims} simulations in {timing['search_s']:.2f} s (budget {args.think:g} s"
+        if timing["compile_s"]:
+            done += f"; compiling before it {timing['compile_s']:.1f} s"
+        done += ")"
     else:
         out = run_mcts(jax.random.key(args.seed), env, args.simulations, **search_options(args))
         done = f"{args.simulations} simulations"
@@ -102,9 +105,17 @@ def _plot_visits(path: str, game, out, legal, moves: str) -> None:
     actions = np.flatnonzero(legal)
     visits = np.asarray(out.visit_counts)[actions]
     best = int(out.action)
-    fig, ax = plt.subplots(figsize=(max(4.0, 0.6 * len(actions) + 2), 3.5))
     colors = ["tab:green" if a == best else "tab:blue" for a in actions]
-    ax.bar([str(a + 1) for a in actions], visits, color=colors)
+    if len(actions) <= 20:  # one labelled bar per move
+        fig, ax = plt.subplots(figsize=(max(4.0, 0.6 * len(actions) + 2), 3.5))
+        ax.bar([str(a + 1) for a in actions], visits, color=colors)
+    else:  # up to 64 columns on a page's width: bars at their column, fewer labels
+        from matplotlib.ticker import MaxNLocator
+
+        fig, ax = plt.subplots(figsize=(12.0, 3.5))
+        ax.bar(actions + 1, visits, color=colors, width=0.8)
+        ax.set_xlim(0.3, game.num_actions + 0.7)
+        ax.xaxis.set_major_locator(MaxNLocator(nbins=16, integer=True))
     ax.set_xlabel(move_label(game))
     ax.set_ylabel("visits")
     name = "tic-tac-toe" if game.name == "tictactoe" else repr(game)

@@ -124,7 +124,7 @@ def game_parent() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(add_help=False)
     g = p.add_argument_group("game")
     g.add_argument("--game", default="connect4", choices=GAMES, help="which game (default: connect4)")
-    g.add_argument("--rows", type=int_arg, default=None, help="Connect 4 board rows, 3..32 (default 6)")
+    g.add_argument("--rows", type=int_arg, default=None, help="Connect 4 board rows, 3..64 (default 6)")
     g.add_argument("--cols", type=int_arg, default=None, help="Connect 4 board columns, 3..64 (default 7)")
     g.add_argument(
         "--connect", type=int_arg, default=None, help="Connect 4 stones in a row to win (default 4)"
@@ -243,7 +243,12 @@ def parse_moves(game, text: str):
     try:
         return game.from_moves(moves)
     except ValueError as e:
-        raise UsageError(f"bad MOVES {shown(text)}: {e}") from None
+        hint = ""
+        if isinstance(moves, list) and any(m > game.cols for m in moves) and not re.search(r"[,\s]", text):
+            # "4453" on a 10-column board: one number, not four moves.
+            hint = (f"; a board of more than 9 columns takes its moves separated by commas "
+                    f"(e.g. {','.join(text[:4])})")
+        raise UsageError(f"bad MOVES {shown(text)}: {e}{hint}") from None
 
 
 def check_writable(path: str, what: str) -> None:
@@ -295,7 +300,7 @@ def ascii_only(con) -> bool:
 def tolerate_any_encoding() -> None:
     """Makes ``sys.stdout`` and ``sys.stderr`` replace what their encoding
     cannot write (``?``) instead of raising ``UnicodeEncodeError``: a
-    non-UTF-8 terminal or pipe (``PYTHONIOENCODING=ascii``, ``LANG=C``, a
+    non-UTF-8 terminal or pipe (``PYTHONIOENCODING=ascii``, a
     Windows code page) never ends a command with a traceback."""
     for name in ("stdout", "stderr"):
         stream = getattr(sys, name)
