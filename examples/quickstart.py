@@ -55,7 +55,7 @@ def main() -> None:
         title=f"MCTS, {args.simulations} simulations (values for the player to move; the solver's "
         "bounds: [+1, +1] a proven win, [0, 0] a draw, [-1, -1] a loss)"
     )
-    for col in ("move", "visits", "share", "Q-value", "proven [lower, upper]", "prior"):
+    for col in ("move", "visits", "share", "Q-value", "proven \\[lower, upper]", "prior"):
         table.add_column(col, justify="right")
     legal = game.legal_action_mask(env)
     prior = jax.nn.softmax(out.search_tree.children_prior_logits[0, 0])

@@ -40,6 +40,26 @@ def test_the_clock_rule_never_overruns_by_more_than_one_chunk():
     assert int(np.sum(out.visit_counts)) == n
 
 
+def test_compiling_and_the_first_runs_are_not_thinking_time():
+    """A call that compiles runs both new executables once before the clock
+    starts (a new executable's first run is several times slower than the
+    next): ``timing`` reports that time apart, and a second call with the
+    same shapes compiles and warms nothing.  Shapes used by no other test
+    (tic-tac-toe, chunks of 11, 97 nodes), so the first call compiles."""
+    env = ttt.from_moves("5")
+    timing: dict = {}
+    clock = FakeClock(1.0)
+    _, n = c4jax.run_mcts_anytime(jax.random.key(0), env, 3.5, chunk=11, capacity=97, clock=clock, timing=timing)
+    # Reads: the call's start, the end of the warm-up (the clock restarts),
+    # then two per chunk (the rule stops after the chunk ending at 1 + 2k > 3.5 - 1 step).
+    assert timing["compile_s"] == 1.0 and n == 11 * 2
+    assert timing["search_s"] == clock.t - 2.0 == 5.0
+    timing.clear()
+    _, n = c4jax.run_mcts_anytime(jax.random.key(1), env, 3.5, chunk=11, capacity=97, clock=FakeClock(1.0),
+                                  timing=timing)
+    assert timing["compile_s"] == 0.0 and n == 11 * 2
+
+
 def test_max_simulations_and_exact_counts():
     out, n = c4jax.run_mcts_anytime(
         jax.random.key(1), c4.from_moves("44"), 60.0, chunk=16, max_simulations=100, capacity=1024

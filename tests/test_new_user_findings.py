@@ -246,3 +246,72 @@ def test_from_moves_of_no_sequence_is_a_value_error(game, moves):
     with pytest.raises(ValueError, match="moves must be a string of digits or a sequence of ints; got"):
         game.from_moves(moves)
     assert int(game.from_moves((1, 2)).ply) == int(game.from_moves([1, 2]).ply) == 2  # sequences still work
+
+
+# --- issue 9/11's fresh-user session (2026-12-02) ----------------------------------------
+
+
+def test_env_fields_with_other_dtypes_or_shapes_are_value_errors():
+    """An Env built by hand with float or int16 fields, or fields of two batch
+    sizes, used to fail deep inside JAX (a while_loop carry type, a vmap size
+    error): now a ValueError naming the field, from the search and the rules."""
+    env = c4.from_moves("44")
+    as_float = jax.tree.map(lambda x: x.astype(np.float32), env)
+    with pytest.raises(ValueError, match=r"Env.stones must be uint32\[2, 7\].*got float32\[2, 7\]"):
+        c4jax.run_mcts(jax.random.key(0), as_float, 8)
+    as_int16 = jax.tree.map(lambda x: x.astype(np.int16), env)
+    with pytest.raises(ValueError, match=r"Env.stones must be uint32"):
+        c4.env_step(as_int16, 0)
+    batch = jax.tree.map(lambda x: np.stack([x] * 3), env)
+    ragged = c4jax.Env(**{**vars(batch), "stones": batch.stones[:2]})
+    with pytest.raises(ValueError, match=r"Env.stones must be uint32\[3, 2, 7\].*got uint32\[2, 2, 7\]"):
+        c4jax.run_mcts(jax.random.key(0), ragged, 8)
+    with pytest.raises(ValueError, match=r"Env.done must be bool\[\]"):
+        c4.legal_action_mask(c4jax.Env(**{**vars(env), "done": np.int32(0)}))
+    tall = c4.make(40, 7).env_reset()  # two words per column
+    assert tall.stones.shape == (2, 14)
+    with pytest.raises(ValueError, match=r"Env.stones must be uint32\[2, 14\]"):
+        c4.make(40, 7).env_step(c4jax.Env(**{**vars(tall), "stones": tall.stones[:, :7]}), 0)
+
+
+def test_an_anytime_budget_may_be_a_0d_array():
+    """``seconds`` as ``jnp.float32(0.05)`` used to be refused with "must be a
+    finite number > 0; got Array(0.05)"; a 0-d array is a number."""
+    env = ttt.from_moves("5")
+    _, n = c4jax.run_mcts_anytime(jax.random.key(0), env, jax.numpy.float32(30.0), chunk=9,
+                                  max_simulations=18, capacity=100)
+    assert n == 18
+    with pytest.raises(ValueError, match="seconds must be a finite number > 0"):
+        c4jax.run_mcts_anytime(jax.random.key(0), env, jax.numpy.zeros(2))
+
+
+def test_a_wide_board_move_list_without_commas_says_how_to_write_it(capsys):
+    line = _one_line_error(capsys, ["analyze", "4453", "--cols", "10"], "separated by commas")
+    assert "(e.g. 4,4,5,3)" in line
+
+
+def test_python_dash_m_c4jax_is_the_command():
+    r = subprocess.run([sys.executable, "-m", "c4jax", "--help"], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and "play" in r.stdout and "analyze" in r.stdout, r.stderr
+
+
+def test_bench_scripts_missing_a_peer_inside_main_is_one_line(tmp_path, capsys):
+    """A benchmark script whose main() imports a missing peer (pgx, imported
+    lazily by env_throughput.py) used to end in a traceback."""
+    (tmp_path / "env_throughput.py").write_text(
+        "def main(argv):\n    import c4jax_no_such_peer_module  # noqa\n"
+    )
+    _one_line_error(capsys, ["bench", "--scripts", str(tmp_path)], "needs c4jax_no_such_peer_module")
+
+
+def test_the_quickstart_header_keeps_its_brackets():
+    """rich read "proven [lower, upper]" as markup and printed "proven"."""
+    import ast
+    import pathlib
+
+    from rich.text import Text
+
+    source = (pathlib.Path(__file__).resolve().parents[1] / "examples" / "quickstart.py").read_text()
+    headers = [node.value for node in ast.walk(ast.parse(source))
+               if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.startswith("proven")]
+    assert headers and all(Text.from_markup(h).plain == "proven [lower, upper]" for h in headers), headers

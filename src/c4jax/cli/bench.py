@@ -102,15 +102,18 @@ def _run_scripts(folder: pathlib.Path, quick: bool, con) -> int:
             continue
         argv = ["--quick"] if quick else []
         con.rule(f"{path.name}{' --quick' if quick else ''}")
-        if inspect.signature(fn).parameters:
-            fn(argv)
-        else:
-            saved = sys.argv
-            sys.argv = [str(path)] + argv
-            try:
-                fn()
-            finally:
-                sys.argv = saved
+        try:
+            if inspect.signature(fn).parameters:
+                fn(argv)
+            else:
+                saved = sys.argv
+                sys.argv = [str(path)] + argv
+                try:
+                    fn()
+                finally:
+                    sys.argv = saved
+        except ModuleNotFoundError as e:  # a peer imported inside main() (pgx, pyspiel)
+            raise UsageError(f"{path} needs {e.name or e} (pip install 'c4jax[bench]')") from None
         ran += 1
     if not ran:
         raise UsageError(f"no benchmark script with a main() in {folder}")
@@ -202,7 +205,9 @@ def run(args, con, t_start: float) -> int:
         if folder is not None and not missing:
             return _run_scripts(folder, args.quick, con)
         why = (
-            "no benchmarks/ folder (it ships with the source repository)" if folder is None
+            "no benchmarks/ folder next to this installed package (the scripts ship with the source "
+            "repository: install it editable, pip install -e '.[bench]', or pass --scripts benchmarks)"
+            if folder is None
             else f"the benchmark scripts need {', '.join(missing)} (pip install 'c4jax[bench]')"
         )
         con.print(f"[dim]{why}: timing c4jax itself[/dim]")

@@ -79,6 +79,7 @@ class _AI:
         self.game = game
         self.n = num_simulations
         self.think = think
+        self.timing: dict = {}  # the last anytime search's compile_s and search_s
         self.capacity = anytime_capacity(think, 128) if think else 2 * num_simulations + 2
         self.key = jax.random.key(seed)
 
@@ -90,7 +91,7 @@ class _AI:
         def think_search(key, ply, salt, env, tree, seconds=think):
             k = jax.random.fold_in(jax.random.fold_in(key, ply), salt)
             envs = jax.tree.map(lambda x: x[None], env)
-            out, self.n = run_mcts_anytime(k, envs, seconds, tree=tree, **options)
+            out, self.n = run_mcts_anytime(k, envs, seconds, tree=tree, timing=self.timing, **options)
             return out
 
         def fresh(env):
@@ -203,7 +204,9 @@ class _Game:
         return f"{'XO'[w]} wins ({'you' if w == self.human else 'the AI'})"
 
     def summary(self, stopped: bool) -> str:
-        moves = " ".join(str(m + 1) for m in self.moves) or "none"
+        # As `c4jax analyze` takes them: commas on boards of more than 9 columns.
+        sep = "," if self.game.num_actions > 9 else " "
+        moves = sep.join(str(m + 1) for m in self.moves) or "none"
         n = self.ply
         head = "Stopped" if stopped else "Game over"
         res = "result so far" if stopped else "result"
@@ -296,6 +299,15 @@ def run(args, con, t_start: float) -> int:
                     title = _search_title("AI search", out)
                     print_table(con, search_table(game, out, legal, title, "XO"[state.to_move]))
                 since = f", {time.perf_counter() - t_start:.1f} s after start" if first_ai_move else ""
+                if args.think and ai.timing:
+                    # The search's own time; compiling (or waiting for the
+                    # warm-up's compilation) said apart.
+                    searched = ai.timing["search_s"]
+                    if dt - searched > 0.5:
+                        since = f", after {dt - searched:.1f} s of compiling" + since
+                    dt = searched
+                elif first_ai_move and dt > 0.5:
+                    since = ", compiling included" + since
                 con.print(
                     f"AI ({'XO'[state.to_move]}) plays {label} [bold]{action + 1}[/bold]"
                     f"  ({ai.n} simulations in {dt:.2f} s{since})"

@@ -84,6 +84,10 @@ def compiled_count() -> int:
 
 
 def _check_number(name: str, value, low: float, inclusive: bool) -> None:
+    if isinstance(value, (np.ndarray, jax.Array)) and value.shape == () and (
+        np.issubdtype(value.dtype, np.integer) or np.issubdtype(value.dtype, np.floating)
+    ):
+        value = value.item()  # a 0-d array: its number (outside jit only: the budget is host-side)
     ok = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
     ok = ok and math.isfinite(float(value)) and (value >= low if inclusive else value > low)
     if not ok:
@@ -99,6 +103,7 @@ def run_mcts_anytime(
     chunk: int = 128,
     max_simulations: int | None = None,
     clock=time.perf_counter,
+    timing: dict | None = None,
     **options: Any,
 ) -> tuple[SearchOutput, int]:
     """Searches ``env`` (one game or a batch) until ``seconds`` of wall-clock
@@ -108,7 +113,7 @@ def run_mcts_anytime(
       key: a PRNG key or a ``[B]`` batch of keys (as :func:`c4jax.run_mcts`);
         chunk ``i`` searches with ``jax.random.fold_in(key, i)``.
       env: an :class:`~c4jax.env.Env`, unbatched or ``[B]``.
-      seconds: the budget, a number in (0, 604800] (seconds, at most a week, of wall-clock time from the
+      seconds: the budget, a number (or a 0-d array of one) in (0, 604800] (seconds, at most a week, of wall-clock time from the
         call, after compilation; compiling the first call of a shape takes
         a few seconds and is not counted).
       tree: a tree to continue (subtree reuse, as in :func:`c4jax.run_mcts`);
@@ -118,6 +123,11 @@ def run_mcts_anytime(
       max_simulations: stop once this many are done (an int >= ``chunk``,
         rounded down to a multiple of ``chunk``), or ``None``.
       clock: the time source, in seconds (``time.perf_counter``).
+      timing: a dict, or ``None``; a dict gets ``"compile_s"`` (seconds
+        spent compiling, or loading from a compilation cache, and running
+        each new executable once before the clock starts: first runs are
+        slower; 0.0 when this call found both compiled) and ``"search_s"``
+        (seconds of searching, the time the budget counts).
       **options: :class:`SearchOptions` fields.  ``capacity`` defaults to
         :func:`anytime_capacity` for a fresh tree (the tree's own for a
         reused one).  Dirichlet noise is drawn anew for each chunk.
@@ -134,6 +144,7 @@ def run_mcts_anytime(
     Reference: anytime behaviour of MCTS, Browne et al. 2012 sec. 3.3.
     """
     _check_number("seconds", seconds, 0, inclusive=False)
+    seconds = float(seconds)
     if seconds > MAX_SECONDS:
         raise ValueError(f"seconds must be in (0, {MAX_SECONDS:,}] (a week); got {seconds!r}")
     if isinstance(chunk, bool) or not isinstance(chunk, int) or not 1 <= chunk <= MAX_CHUNK:
@@ -160,8 +171,15 @@ def run_mcts_anytime(
     later = _compiled(keys, envs, tree, opts, chunk, continuing=True)
     fold = _fold_in()
     fold(keys, 0)
+    compile_s = 0.0
     if len(_COMPILED) > cached:
-        start = clock()  # compiling is not thinking
+        # Compiling is not thinking, nor is the first run of a new executable
+        # (tens of ms, against a few for the next ones): run both once on a
+        # throw-away tree (`later` donates its input), then start the clock.
+        warm = first(fold(keys, 0), envs, tree)
+        jax.block_until_ready(later(fold(keys, 1), envs, warm.search_tree).search_tree.node_visits)
+        now = clock()
+        compile_s, start = now - start, now
     limit = max_simulations // chunk if max_simulations is not None else None
 
     done = 0
@@ -177,6 +195,8 @@ def run_mcts_anytime(
             break
         if np.all(lower == upper) or now - start + (now - t0) > seconds:
             break
+    if timing is not None:
+        timing.update(compile_s=compile_s, search_s=clock() - start)
     # A batch of finished games searched nothing (their roots stay alone).
     searched = 0 if bool(np.all(jax.device_get(envs.done))) else done * chunk
     return unbatch_output(out, single), searched

@@ -57,7 +57,7 @@ import jax
 import jax.numpy as jnp
 import mctx
 
-from c4jax.env import Env
+from c4jax.env import Env, check_fields
 from c4jax.keys import as_key, keys_for_games
 from c4jax.search.backup import backup
 from c4jax.search.expansion import evaluate_in_turn, expand, share_new_nodes
@@ -149,6 +149,7 @@ def prepare_search(key, env, num_simulations: int, tree, options: dict):
         raise ValueError(f"num_simulations must be a Python int in 1..{MAX_SIMULATIONS:,}; got {num_simulations!r}")
     if not isinstance(env, Env):
         raise ValueError(f"env must be a c4jax Env (from a game's env_reset/from_moves); got {type(env).__name__}")
+    check_fields(env)
     batch_shape = env.batch_shape
     if len(batch_shape) > 1:
         raise ValueError(f"env may have at most one batch axis; got batch shape {batch_shape}")
