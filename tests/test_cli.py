@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import io
+import json
 import os
 import re
 import shutil
@@ -312,6 +313,30 @@ def test_analyze_tictactoe_with_plot(cli_env, tmp_path):
     assert best_row(r.stdout)[0] == "3"
     assert "Best move: cell 3" in r.stdout
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.parametrize(
+    "argv, best, n_children",
+    [(["121212", "-n", "200"], 1, 7), (["1425", "--game", "tictactoe", "-n", "100"], 3, 5)],
+    ids=["connect4", "tictactoe"],
+)
+def test_analyze_json_and_dot(cli_env, tmp_path, argv, best, n_children):
+    dot = tmp_path / "tree.dot"
+    r = run(cli_env, "analyze", *argv, "--json", "--dot", dot)
+    assert r.returncode == 0, r.stderr
+    data = json.loads(r.stdout)  # one JSON object, nothing else on stdout
+    assert data["moves"] == [int(c) for c in argv[0]]
+    assert data["to_move"] == "X" and data["ply"] == len(argv[0])
+    assert data["simulations"] == int(argv[argv.index("-n") + 1])
+    assert data["best"] == best and -1.0 <= data["value"] <= 1.0
+    children = data["children"]
+    assert len(children) == n_children
+    assert sum(c["visits"] for c in children) == data["simulations"]
+    assert abs(sum(c["share"] for c in children) - 1.0) < 1e-6 and abs(sum(c["prior"] for c in children) - 1.0) < 1e-5
+    won = next(c for c in children if c["move"] == best)
+    assert won["lower"] == won["upper"] == 1.0 and won["plies"] == 1 and won["pv"][0] == best
+    assert set(children[0]) == {"move", "visits", "share", "q", "prior", "lower", "upper", "plies", "pv"}
+    assert dot.read_text().startswith("digraph search_tree {")
 
 
 def test_the_largest_board_plays_analyzes_and_plots(cli_env, tmp_path):

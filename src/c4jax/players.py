@@ -28,10 +28,9 @@ from typing import Any, Callable
 import jax
 import jax.numpy as jnp
 
-from c4jax.env import Env, pick_uniform
+from c4jax.env import Env, pick_uniform, win_else_block_moves
 from c4jax.reuse import empty_tree, get_subtree
 from c4jax.search import run_mcts
-from c4jax.values import _swap_mover
 
 __all__ = [
     "Player",
@@ -101,12 +100,7 @@ def heuristic_player() -> Player:
     plays uniformly at random (ties broken uniformly)."""
 
     def policy(key, env):
-        game = env.game
-        legal = game.legal_action_mask(env)
-        win = game.winning_moves(env)
-        block = game.winning_moves(_swap_mover(env)) & legal
-        mask = jnp.where(jnp.any(win), win, jnp.where(jnp.any(block), block, legal))
-        return _choose(key, mask)
+        return _choose(key, win_else_block_moves(env, env.game.legal_action_mask(env)))
 
     return Player.from_policy("heuristic", policy)
 
@@ -171,12 +165,14 @@ def mcts_player(
     """
     if isinstance(num_simulations, bool) or not isinstance(num_simulations, int) or num_simulations < 1:
         raise ValueError(f"num_simulations must be an int >= 1; got {num_simulations!r}")
-    if reuse and options.get("selection") == "gumbel":
-        raise ValueError("selection='gumbel' cannot reuse trees; pass reuse=False")
-    # Validate the options now, not at the first move.
+    # Validate the options now, not at the first move (options= or keywords).
     from c4jax.search.options import options_from_kwargs
 
-    options_from_kwargs(dict(options, capacity=capacity))
+    given = options_from_kwargs(dict(options, **({} if capacity is None else {"capacity": capacity})))
+    if reuse and given.selection == "gumbel":
+        raise ValueError("selection='gumbel' cannot reuse trees; pass reuse=False")
+    capacity = given.capacity
+    options = {"options": dataclasses.replace(given, capacity=None)}
     label = name or f"mcts:{num_simulations}"
     if not reuse:
         def act(keys, envs, state):

@@ -15,14 +15,13 @@ which would give NaN in a softmax over an all-illegal node).
 
 from __future__ import annotations
 
-import dataclasses
-from typing import Literal
+from typing import Callable, Literal
 
 import jax
 import jax.numpy as jnp
 import mctx
 
-from c4jax.env import Env
+from c4jax.env import Env, win_else_block_moves
 from c4jax.keys import as_key, keys_for_games
 
 __all__ = [
@@ -49,7 +48,9 @@ def _check(name: str, value: str, allowed: tuple[str, ...]) -> None:
         raise ValueError(f"{name} must be one of {', '.join(map(repr, allowed))}; got {value!r}")
 
 
-def prior_logits(env: Env, prior: Literal["uniform", "heuristic"] = "uniform") -> jax.Array:
+def prior_logits(
+    env: Env, prior: Literal["uniform", "heuristic"] = "uniform", prior_fn: Callable | None = None
+) -> jax.Array:
     """Prior logits over the actions of one game, or of each game of a batch.
 
     Args:
@@ -60,35 +61,52 @@ def prior_logits(env: Env, prior: Literal["uniform", "heuristic"] = "uniform") -
         more logit than the other legal moves; if there is none, the moves that
         block the opponent's immediate win do (the win/block rule of the
         Connect 4 mctx tutorials).
+      prior_fn: your own prior instead of ``prior``: ``prior_fn(env) ->
+        float32[num_actions]``, logits for one game (a network's policy head,
+        say); it may close over arrays and is traced, not called per node.
+        Its illegal actions are masked here.
     Returns:
       ``float32[num_actions]`` (a batch's axes in front); illegal actions get
       ``finfo(float32).min``.
     Raises:
-      ValueError: for an unknown ``prior`` or an ``env`` that is not an
+      ValueError: for an unknown ``prior``, a ``prior_fn`` that is not
+        callable or returns another shape, or an ``env`` that is not an
         :class:`Env` (checked at trace time).
     """
     _check("prior", prior, PRIORS)
+    _check_callable("prior_fn", prior_fn)
     _check_env(env)
     if env.batch_shape:
-        return jax.vmap(lambda e: prior_logits(e, prior))(env)
+        return jax.vmap(lambda e: prior_logits(e, prior, prior_fn))(env)
     game = env.game
     legal = game.legal_action_mask(env)
     logits = jnp.zeros(legal.shape, jnp.float32)
-    if prior == "heuristic":
-        win = game.winning_moves(env)
-        block = game.winning_moves(_swap_mover(env)) & legal
-        preferred = jnp.where(jnp.any(win), win, block)
+    if prior_fn is not None:
+        logits = _user_output("prior_fn", prior_fn(env), legal.shape)
+    elif prior == "heuristic":
+        preferred = win_else_block_moves(env, jnp.zeros(legal.shape, bool))
         logits = jnp.where(preferred, HEURISTIC_LOGIT_GAP, 0.0)
     return jnp.where(legal, logits, _NEG).astype(jnp.float32)
+
+
+def _check_callable(name: str, fn) -> None:
+    if fn is not None and not callable(fn):
+        raise ValueError(f"{name} must be None or a function; got {type(fn).__name__}")
+
+
+def _user_output(name: str, value, shape: tuple[int, ...]) -> jax.Array:
+    """A user function's output as float32 of ``shape`` (checked at trace time)."""
+    value = jnp.asarray(value)
+    if value.shape != shape or not (jnp.issubdtype(value.dtype, jnp.floating) or jnp.issubdtype(value.dtype, jnp.integer)):
+        raise ValueError(
+            f"{name} must return a real float32{list(shape)} for one game; got {value.dtype}{list(value.shape)}"
+        )
+    return value.astype(jnp.float32)
 
 
 def _check_env(env) -> None:
     if not isinstance(env, Env):
         raise ValueError(f"env must be a c4jax Env (from a game's env_reset/from_moves); got {type(env).__name__}")
-
-
-def _swap_mover(env: Env) -> Env:
-    return dataclasses.replace(env, to_move=1 - env.to_move)
 
 
 def leaf_value(
@@ -97,9 +115,10 @@ def leaf_value(
     *,
     num_rollouts: int = 1,
     rollout_policy: Literal["uniform", "heuristic"] = "uniform",
+    value_fn: Callable | None = None,
 ) -> jax.Array:
     """Monte Carlo value of one position: the mean of ``num_rollouts`` rollouts
-    (Browne et al. 2012, sec. 3.3).
+    (Browne et al. 2012, sec. 3.3), or your own evaluation ``value_fn``.
 
     Args:
       key: PRNG key, consumed (:func:`c4jax.keys.as_key`); for a batch, one
@@ -108,25 +127,37 @@ def leaf_value(
       num_rollouts: rollouts averaged (static, >= 1).
       rollout_policy: ``"uniform"`` random legal moves, or ``"heuristic"``
         (win at once, else block, else random).
+      value_fn: your own evaluation instead of rollouts: ``value_fn(key, env)
+        -> float32[]``, one game's value for its player to move (a network's
+        value head, a hand-written evaluation); it may close over arrays and
+        is traced, not called per node.  Its output is clipped to ``[-1, 1]``
+        (the game results' range, which the solver's bounds assume).
     Returns:
       ``float32[]`` in ``[-1, 1]`` (a batch's axes in front), for the player
       to move; exactly 0 for a finished game (its result belongs to the move
-      that ended it).
+      that ended it), whatever ``value_fn`` says.
     Raises:
       ValueError: an unknown ``rollout_policy``, a ``num_rollouts`` that is
-        not an int >= 1, a bad key or an ``env`` that is not an :class:`Env`.
+        not an int >= 1, a ``value_fn`` that is not callable or returns
+        another shape, a bad key or an ``env`` that is not an :class:`Env`.
     """
     _check("rollout_policy", rollout_policy, ROLLOUT_POLICIES)
     if isinstance(num_rollouts, bool) or not isinstance(num_rollouts, int) or num_rollouts < 1:
         raise ValueError(f"num_rollouts must be an int >= 1, got {num_rollouts!r}")
+    _check_callable("value_fn", value_fn)
     _check_env(env)
     if env.batch_shape:
         keys = keys_for_games(key, env.batch_shape)
         return jax.vmap(
-            lambda k, e: leaf_value(k, e, num_rollouts=num_rollouts, rollout_policy=rollout_policy)
+            lambda k, e: leaf_value(
+                k, e, num_rollouts=num_rollouts, rollout_policy=rollout_policy, value_fn=value_fn
+            )
         )(keys, env)
     key = as_key(key)
     game = env.game
+    if value_fn is not None:
+        value = jnp.clip(_user_output("value_fn", value_fn(key, env), ()), -1.0, 1.0)
+        return jnp.where(env.done, 0.0, value).astype(jnp.float32)
     fn = game.rollout if rollout_policy == "uniform" else game.heuristic_rollout
     if num_rollouts == 1:
         value = fn(key, env)
@@ -141,26 +172,34 @@ def make_root_fn(
     prior: str = "uniform",
     num_rollouts: int = 1,
     rollout_policy: str = "uniform",
+    prior_fn: Callable | None = None,
+    value_fn: Callable | None = None,
 ):
     """A root function for driving mctx yourself.
 
     Returns ``root_fn(params, rng_key, env) -> mctx.RootFnOutput`` for a batch
     ``env`` (``[B]``): ``prior_logits`` ``float32[B, A]``, ``value``
     ``float32[B]`` (rollouts; row ``b`` uses ``jax.random.split(rng_key, B)[b]``)
-    and ``embedding`` = ``env``.  ``params`` is ignored.  Pair it with
+    and ``embedding`` = ``env``.  ``params`` is ignored (close ``prior_fn``
+    and ``value_fn`` over yours).  Pair it with
     ``invalid_actions = ~vmap(env.game.legal_action_mask)(env)``.
+    ``prior_fn``, ``value_fn``: as :func:`prior_logits` and :func:`leaf_value`.
     """
     _check("prior", prior, PRIORS)
     _check("rollout_policy", rollout_policy, ROLLOUT_POLICIES)
+    _check_callable("prior_fn", prior_fn)
+    _check_callable("value_fn", value_fn)
 
     def root_fn(params, rng_key, env: Env) -> mctx.RootFnOutput:
         del params
         keys = jax.random.split(as_key(rng_key, name="rng_key"), env.ply.shape[0])
         value = jax.vmap(
-            lambda k, e: leaf_value(k, e, num_rollouts=num_rollouts, rollout_policy=rollout_policy)
+            lambda k, e: leaf_value(
+                k, e, num_rollouts=num_rollouts, rollout_policy=rollout_policy, value_fn=value_fn
+            )
         )(keys, env)
         return mctx.RootFnOutput(
-            prior_logits=jax.vmap(lambda e: prior_logits(e, prior))(env),
+            prior_logits=jax.vmap(lambda e: prior_logits(e, prior, prior_fn))(env),
             value=value,
             embedding=env,
         )
@@ -173,6 +212,8 @@ def make_recurrent_fn(
     prior: str = "uniform",
     num_rollouts: int = 1,
     rollout_policy: str = "uniform",
+    prior_fn: Callable | None = None,
+    value_fn: Callable | None = None,
 ):
     """A recurrent function for driving mctx yourself.
 
@@ -181,16 +222,20 @@ def make_recurrent_fn(
     mover's ``reward`` ``float32[B]``, ``discount`` -1 (0 once the game is
     over), the next node's prior logits and its rollout value (0 if over).
     Row ``b`` evaluates with ``jax.random.split(rng_key, B)[b]``.
+    ``prior_fn``, ``value_fn``: as :func:`prior_logits` and :func:`leaf_value`.
     """
     _check("prior", prior, PRIORS)
     _check("rollout_policy", rollout_policy, ROLLOUT_POLICIES)
+    _check_callable("prior_fn", prior_fn)
+    _check_callable("value_fn", value_fn)
 
     def recurrent_fn(params, rng_key, action, env: Env):
         del params
         keys = jax.random.split(as_key(rng_key, name="rng_key"), env.ply.shape[0])
         out = jax.vmap(
             lambda k, a, e: _expand(
-                k, e, a, prior=prior, num_rollouts=num_rollouts, rollout_policy=rollout_policy
+                k, e, a, prior=prior, num_rollouts=num_rollouts, rollout_policy=rollout_policy,
+                prior_fn=prior_fn, value_fn=value_fn,
             )
         )(keys, action, env)
         next_env, reward, discount, logits, value = out
@@ -204,7 +249,7 @@ def make_recurrent_fn(
     return recurrent_fn
 
 
-def _expand(key, env: Env, action, *, prior, num_rollouts, rollout_policy):
+def _expand(key, env: Env, action, *, prior, num_rollouts, rollout_policy, prior_fn=None, value_fn=None):
     """One game's expansion: ``(next_env, reward, discount, prior_logits, value)``.
 
     ``reward`` is the mover's, ``discount`` is -1 or 0 (game over), ``value``
@@ -215,5 +260,7 @@ def _expand(key, env: Env, action, *, prior, num_rollouts, rollout_policy):
     """
     next_env, reward, done = env.game.env_step(env, action)
     discount = jnp.where(done, 0.0, -1.0).astype(jnp.float32)
-    value = leaf_value(key, next_env, num_rollouts=num_rollouts, rollout_policy=rollout_policy)
-    return next_env, reward, discount, prior_logits(next_env, prior), value
+    value = leaf_value(
+        key, next_env, num_rollouts=num_rollouts, rollout_policy=rollout_policy, value_fn=value_fn
+    )
+    return next_env, reward, discount, prior_logits(next_env, prior, prior_fn), value

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 
 from c4jax.cli.common import (
@@ -11,6 +12,7 @@ from c4jax.cli.common import (
     file_arg,
     make_game,
     move_label,
+    move_stats,
     parse_moves,
     print_board,
     print_table,
@@ -48,6 +50,10 @@ def add_parser(sub, game, search_parent, common) -> None:
     )
     p.add_argument("--seed", type=seed_arg, default=0, help="random seed of the search (default: 0)")
     p.add_argument("--plot", metavar="PNG", type=file_arg, default=None, help="write a bar chart of the visit counts (PNG)")
+    p.add_argument("--json", action="store_true",
+                   help="print the analysis as one JSON object instead of the board and table (moves 1-based)")
+    p.add_argument("--dot", metavar="FILE", type=file_arg, default=None,
+                   help="write the search tree as Graphviz DOT text (render: dot -Tsvg FILE)")
     p.set_defaults(func=run)
 
 
@@ -60,6 +66,8 @@ def run(args, con, t_start: float) -> int:
     env = parse_moves(game, args.moves)
     if args.plot:
         check_writable(args.plot, "the plot")
+    if args.dot:
+        check_writable(args.dot, "the tree")
     if bool(env.done):
         print_board(con, game, env)
         raise UsageError(f"MOVES {args.moves!r} is a finished game: nothing to analyze")
@@ -78,8 +86,14 @@ def run(args, con, t_start: float) -> int:
         done += ")"
     else:
         out = run_mcts(jax.random.key(args.seed), env, args.simulations, **search_options(args))
+        sims = args.simulations
         done = f"{args.simulations} simulations"
     legal = np.asarray(game.legal_action_mask(env))
+    if args.dot:
+        _write_dot(args.dot, out)
+    if args.json:
+        print(json.dumps(analysis_json(game, env, out, legal, args.moves, sims)))
+        return 0
     print_board(con, game, env)
     mover = "XO"[int(env.to_move)]
     title = f"{done}, {mover} to move, value {float(out.value):+.3f}"
@@ -89,7 +103,52 @@ def run(args, con, t_start: float) -> int:
     if args.plot:
         _plot_visits(args.plot, game, out, legal, args.moves)
         con.print(f"Wrote the visit counts to {args.plot}")
+    if args.dot:
+        con.print(f"Wrote the search tree to {args.dot}")
     return 0
+
+
+def analysis_json(game, env, out, legal, moves: str, simulations: int) -> dict:
+    """The analysis as a JSON-ready dict (``c4jax analyze --json``): the
+    position, the simulations, the root value and, per legal move, its
+    statistics (:func:`c4jax.cli.common.move_stats`); moves 1-based, values
+    for the player to move."""
+    import numpy as np
+
+    children = move_stats(out, legal)
+    return {
+        "game": "tictactoe" if game.name == "tictactoe" else repr(game),
+        "moves": _moves_list(game, moves),
+        "to_move": "XO"[int(env.to_move)],
+        "ply": int(env.ply),
+        "simulations": int(simulations),
+        "value": float(np.asarray(out.value).reshape(-1)[0]),
+        "best": int(np.asarray(out.action).reshape(-1)[0]) + 1,
+        "children": [
+            {k: m[k] for k in ("move", "visits", "share", "q", "prior", "lower", "upper", "plies", "pv")}
+            for m in children
+        ],
+    }
+
+
+def _moves_list(game, text: str) -> list[int]:
+    """The MOVES argument as 1-based ints (digits, or comma-separated on wide boards)."""
+    import re
+
+    text = text.strip()
+    if game.name == "connect4" and game.cols > 9:
+        return [int(t) for t in re.split(r"[,\s]+", text) if t]
+    return [int(ch) for ch in text if ch.isdigit()]
+
+
+def _write_dot(path: str, out) -> None:
+    from c4jax.search.dot import tree_to_dot
+
+    try:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(tree_to_dot(out.search_tree))
+    except OSError as e:
+        raise UsageError(f"cannot write the tree {path!r}: {e.strerror or e}") from None
 
 
 def _plot_visits(path: str, game, out, legal, moves: str) -> None:

@@ -407,6 +407,40 @@ def proven_result(lower: float, upper: float, plies: int = 0) -> str:
     return ""
 
 
+def move_stats(out, legal) -> list[dict]:
+    """Per legal move of a one-game search (``out``: a :class:`c4jax.SearchOutput`
+    whose ``search_tree`` is ``[1, ...]``), in action order: ``move``
+    (1-based), ``visits``, ``share`` (of the root's visits), ``q`` (for the
+    player to move; None if unvisited), ``prior`` (probability), ``lower``,
+    ``upper`` (the solver's bounds), ``plies`` (to the proven result, 0 if
+    none), ``pv`` (the principal variation, 1-based) and ``best``.  The one
+    source of ``analyze``'s table and its ``--json``."""
+    import numpy as np
+
+    tree = host(out.search_tree)
+    visits = np.asarray(out.visit_counts).reshape(-1)
+    qvalues = np.asarray(out.qvalues).reshape(-1)
+    lower = np.asarray(out.qvalue_lower).reshape(-1)
+    upper = np.asarray(out.qvalue_upper).reshape(-1)
+    plies = np.asarray(out.proven_plies).reshape(-1)
+    best = int(np.asarray(out.action).reshape(-1)[0])
+    logits = np.where(legal, np.asarray(tree.children_prior_logits)[0, 0].astype(np.float64), -np.inf)
+    prior = np.exp(logits - logits.max())
+    prior = prior / prior.sum()
+    total = max(int(visits.sum()), 1)
+    rows = []
+    for a in np.flatnonzero(legal):
+        a = int(a)
+        pv = principal_variation(tree, a) if visits[a] > 0 else [a]
+        rows.append(dict(
+            move=a + 1, visits=int(visits[a]), share=float(visits[a]) / total,
+            q=float(qvalues[a]) if visits[a] > 0 else None, prior=float(prior[a]),
+            lower=float(lower[a]), upper=float(upper[a]), plies=int(plies[a]),
+            pv=[m + 1 for m in pv], best=a == best,
+        ))
+    return rows
+
+
 def search_table(game, out, legal, title: str, mover: str, with_prior: bool = False):
     """A rich Table of one search: per legal move its visits, visit share,
     Q-value (for the player to move), what the solver proved about it,
@@ -414,17 +448,8 @@ def search_table(game, out, legal, title: str, mover: str, with_prior: bool = Fa
     move marked ``<- best``; ``mover`` ("X"
     or "O") names the player to move in the Q column.  ``out`` is a
     :class:`c4jax.SearchOutput` of one game (its ``search_tree`` ``[1, ...]``)."""
-    import numpy as np
     from rich.table import Table
 
-    tree = host(out.search_tree)
-    visits = np.asarray(out.visit_counts).reshape(-1)
-    qvalues = np.asarray(out.qvalues).reshape(-1)
-    q_lower = np.asarray(out.qvalue_lower).reshape(-1)
-    q_plies = np.asarray(out.proven_plies).reshape(-1)
-    q_upper = np.asarray(out.qvalue_upper).reshape(-1)
-    best = int(np.asarray(out.action).reshape(-1)[0])
-    total = max(int(visits.sum()), 1)
     t = Table(title=title, title_justify="left")
     # Every column but the principal variation keeps its width (no wrapping):
     # in a narrow terminal the variation folds instead.
@@ -434,27 +459,21 @@ def search_table(game, out, legal, title: str, mover: str, with_prior: bool = Fa
     t.add_column(f"Q for {mover}", justify="right", no_wrap=True)
     t.add_column("proven", justify="right", no_wrap=True)
     if with_prior:
-        logits = np.asarray(tree.children_prior_logits)[0, 0].astype(np.float64)
-        logits = np.where(legal, logits, -np.inf)
-        prior = np.exp(logits - logits.max())
-        prior = prior / prior.sum()
         t.add_column("prior", justify="right", no_wrap=True)
     t.add_column("principal variation", overflow="fold", min_width=9)
     t.add_column("", no_wrap=True)
-    for a in np.flatnonzero(legal):
-        a = int(a)
-        pv = principal_variation(tree, a) if visits[a] > 0 else [a]
+    for m in move_stats(out, legal):
         row = [
-            str(a + 1),
-            f"{int(visits[a])}",
-            f"{100.0 * visits[a] / total:.1f}%",
-            fmt_q(float(qvalues[a])) if visits[a] > 0 else "-",
-            proven_result(float(q_lower[a]), float(q_upper[a]), int(q_plies[a])),
+            str(m["move"]),
+            f"{m['visits']}",
+            f"{100.0 * m['share']:.1f}%",
+            fmt_q(m["q"]) if m["q"] is not None else "-",
+            proven_result(m["lower"], m["upper"], m["plies"]),
         ]
         if with_prior:
-            row.append(f"{prior[a]:.3f}")
-        row += [" ".join(str(m + 1) for m in pv), BEST_MARK if a == best else ""]
-        t.add_row(*row, style="bold green" if a == best else None)
+            row.append(f"{m['prior']:.3f}")
+        row += [" ".join(str(x) for x in m["pv"]), BEST_MARK if m["best"] else ""]
+        t.add_row(*row, style="bold green" if m["best"] else None)
     return t
 
 

@@ -5,14 +5,15 @@ One module per stage, as mctx's ``_src/`` reads: :mod:`~c4jax.search.tree`
 :mod:`~c4jax.search.selection`, :mod:`~c4jax.search.expansion`,
 :mod:`~c4jax.search.backup`, :mod:`~c4jax.search.solver`,
 :mod:`~c4jax.search.output`, :mod:`~c4jax.search.search`, the loop over
-simulations, and :mod:`~c4jax.search.anytime`, the driver that runs it
-against a clock.  The public names are re-exported by :mod:`c4jax`.
+simulations, :mod:`~c4jax.search.anytime`, the driver that runs it
+against a clock, and :mod:`~c4jax.search.dot`, the tree as Graphviz text.  The public names are re-exported by :mod:`c4jax`.
 """
 
 from c4jax.search.anytime import run_mcts_anytime
+from c4jax.search.dot import tree_to_dot
 from c4jax.search.options import MCTX_RECIPE, QTRANSFORMS, SELECTIONS, SearchOptions
 from c4jax.search.output import SearchOutput
 from c4jax.search.search import run_mcts
 from c4jax.search.tree import TreeExtraData
 
-__all__ = ["MCTX_RECIPE", "QTRANSFORMS", "SELECTIONS", "SearchOptions", "SearchOutput", "TreeExtraData", "run_mcts", "run_mcts_anytime"]
+__all__ = ["MCTX_RECIPE", "QTRANSFORMS", "SELECTIONS", "SearchOptions", "SearchOutput", "TreeExtraData", "run_mcts", "run_mcts_anytime", "tree_to_dot"]

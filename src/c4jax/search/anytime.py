@@ -22,6 +22,7 @@ clock decides how many chunks run.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 import time
@@ -153,7 +154,10 @@ def run_mcts_anytime(
         isinstance(max_simulations, bool) or not isinstance(max_simulations, int) or max_simulations < chunk
     ):
         raise ValueError(f"max_simulations must be None or an int >= chunk ({chunk}); got {max_simulations!r}")
-    if options.get("selection") == "gumbel":
+    from c4jax.search.options import options_from_kwargs
+
+    given = options_from_kwargs(options)  # options= and keywords alike
+    if given.selection == "gumbel":
         raise ValueError(
             "selection='gumbel' cannot run against a clock (sequential halving plans its simulations in "
             "advance); use selection='puct' or 'uct', or run_mcts with a simulation count"
@@ -161,8 +165,8 @@ def run_mcts_anytime(
     from c4jax.reuse import empty_tree
 
     start = clock()
-    if tree is None and options.get("capacity") is None:
-        options = dict(options, capacity=anytime_capacity(float(seconds), chunk))
+    if tree is None and given.capacity is None:
+        options = {"options": dataclasses.replace(given, capacity=anytime_capacity(float(seconds), chunk))}
     keys, envs, tree, opts, single = prepare_search(key, env, chunk, tree, options)
     if tree is None:
         tree = empty_tree(envs, opts.capacity)

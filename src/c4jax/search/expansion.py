@@ -94,7 +94,7 @@ def expand(key, tree: mctx.Tree, path: Path, next_free, opts: SearchOptions, sol
         accumulate=path.expand & ~new_node,
         index=jnp.where(new_node, next_free, capacity).astype(jnp.int32),
         prior_logits=masked_prior(
-            prior_logits(child_env, opts.prior), child_env.game.legal_action_mask(child_env)
+            prior_logits(child_env, opts.prior, opts.prior_fn), child_env.game.legal_action_mask(child_env)
         ),
         lower=lower,
         upper=upper,
@@ -105,7 +105,9 @@ def expand(key, tree: mctx.Tree, path: Path, next_free, opts: SearchOptions, sol
 def evaluate_leaf(key, env: Env, opts: SearchOptions) -> jax.Array:
     """``float32[]``: the leaf value of ``env`` for its player to move (the
     mean of ``opts.num_rollouts`` rollouts, :func:`c4jax.values.leaf_value`)."""
-    return leaf_value(key, env, num_rollouts=opts.num_rollouts, rollout_policy=opts.rollout_policy)
+    return leaf_value(
+        key, env, num_rollouts=opts.num_rollouts, rollout_policy=opts.rollout_policy, value_fn=opts.value_fn
+    )
 
 
 def evaluate_in_turn(keys, envs: Env, opts: SearchOptions) -> jax.Array:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import types
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -55,6 +55,19 @@ class SearchOptions:
       random move) or ``"uniform"`` (random legal moves) rollouts for leaf
       values.
     num_rollouts: rollouts averaged per leaf (>= 1; default 1).
+    prior_fn: your own prior, replacing ``prior``: ``prior_fn(env) ->
+      float32[A]``, logits for one game (illegal actions are masked by the
+      search); ``None`` (default): ``prior``.  See
+      :func:`c4jax.values.prior_logits`.
+    value_fn: your own leaf evaluation, replacing the rollouts:
+      ``value_fn(key, env) -> float32[]``, one game's value for its player to
+      move, clipped to ``[-1, 1]``; a finished game's value stays 0 whatever
+      it says (its result is in the reward of the move that ended it).
+      ``None`` (default): rollouts.  Both functions may close over arrays (a
+      network's parameters); they are traced into the compiled search, and
+      a search with a new function object compiles anew (build it once, or
+      call ``run_mcts`` inside your own ``jit`` with the parameters as its
+      arguments).  See :func:`c4jax.values.leaf_value`.
     max_depth: most edges from the root to a leaf; ``None``: the game's
       longest game (the search stops at finished games anyway).
     capacity: nodes in the tree; ``None``: ``num_simulations + 1`` for a fresh
@@ -141,6 +154,8 @@ class SearchOptions:
     solver: bool = True
     lanes: int | None = None
     unvisited_q: str = "parent"
+    prior_fn: Callable | None = None
+    value_fn: Callable | None = None
 
     def validated(self) -> "SearchOptions":
         """Checks every field; returns ``self`` with ``qtransform`` resolved.
@@ -193,6 +208,10 @@ class SearchOptions:
                 raise ValueError(f"{name} must be an int >= {lo}; got {v!r}")
         if lanes is not None and (isinstance(lanes, bool) or not isinstance(lanes, int) or lanes < 1):
             raise ValueError(f"lanes must be None or an int >= 1; got {lanes!r}")
+        for name in ("prior_fn", "value_fn"):
+            fn = getattr(self, name)
+            if fn is not None and not callable(fn):
+                raise ValueError(f"{name} must be None or a function; got {type(fn).__name__}")
         if not isinstance(self.solver, bool):
             raise ValueError(f"solver must be True or False; got {self.solver!r}")
         for name, lo in (("max_depth", 1), ("capacity", 2)):
@@ -226,13 +245,25 @@ def _python_scalar(v: Any) -> Any:
 def options_from_kwargs(options: dict[str, Any]) -> SearchOptions:
     """The :class:`SearchOptions` for ``run_mcts``'s keywords, validated.
 
+    ``options["options"]``, if given, is a whole :class:`SearchOptions`
+    (``run_mcts(key, env, n, options=SearchOptions(...))``); the other
+    keywords then replace its fields.
+
     Raises:
-      ValueError: an unknown option (listing the options) or a bad value.
+      ValueError: an unknown option (listing the options), a bad value, or an
+        ``options`` that is not a :class:`SearchOptions`.
     """
+    options = dict(options)
+    base = options.pop("options", None)
+    if base is not None and not isinstance(base, SearchOptions):
+        raise ValueError(f"options must be a c4jax.SearchOptions or None; got {type(base).__name__}")
     fields = [f.name for f in dataclasses.fields(SearchOptions)]
     unknown = sorted(set(options) - set(fields))
     if unknown:
         raise ValueError(
-            f"unknown option(s) {', '.join(unknown)}; the options are: {', '.join(fields)}"
+            f"unknown option(s) {', '.join(unknown)}; the options are: options, {', '.join(fields)}"
         )
-    return SearchOptions(**{k: _python_scalar(v) for k, v in options.items()}).validated()
+    values = {k: _python_scalar(v) for k, v in options.items()}
+    if base is not None:
+        return dataclasses.replace(base, **values).validated()
+    return SearchOptions(**values).validated()

@@ -116,7 +116,11 @@ def run_mcts(
         exploration constants, Q transform, prior, rollouts, ``max_depth``,
         ``capacity``, temperature, Dirichlet noise, Gumbel settings, and
         ``solver``: on by default, it proves wins, draws and losses in the
-        tree, reported in ``qvalue_lower``/``qvalue_upper``).
+        tree, reported in ``qvalue_lower``/``qvalue_upper``; your own
+        evaluation: ``value_fn(key, env) -> float32[]`` replaces the rollouts
+        and ``prior_fn(env) -> float32[A]`` the prior, each written for one
+        game), or ``options=SearchOptions(...)`` (other keywords then
+        replace its fields).
     Returns:
       :class:`SearchOutput`.
     Raises:
@@ -270,7 +274,7 @@ def _root_tree(key, noise_key, env: Env, tree, opts: SearchOptions, solver, cont
     ``continuing`` (static): ``tree``'s root is ``env``, unchecked (the
     anytime driver's chunks)."""
     legal = env.game.legal_action_mask(env)
-    logits = prior_logits(env, opts.prior)
+    logits = prior_logits(env, opts.prior, opts.prior_fn)
     root_gumbel = None
     if opts.selection == "gumbel":
         root_gumbel = opts.gumbel_scale * jax.random.gumbel(noise_key, logits.shape)
@@ -289,7 +293,7 @@ def _root_tree(key, noise_key, env: Env, tree, opts: SearchOptions, solver, cont
         # split(key, 1)[0]: the key make_root_fn gives row 0 of a batch of one.
         value = leaf_value(
             jax.random.split(key, 1)[0], env,
-            num_rollouts=opts.num_rollouts, rollout_policy=opts.rollout_policy,
+            num_rollouts=opts.num_rollouts, rollout_policy=opts.rollout_policy, value_fn=opts.value_fn,
         )
         lower, upper, plies = solver.static_bounds(env)
         return new_tree(env, logits, value, opts.capacity, root_gumbel, lower, upper, plies)

@@ -1,0 +1,112 @@
+"""The search tree as Graphviz DOT text: :func:`tree_to_dot`.
+
+Plain text (no graphviz dependency); render it with ``dot -Tsvg tree.dot``,
+as mctx's visualisation demo does with pygraphviz.
+"""
+
+from __future__ import annotations
+
+import math
+
+import mctx
+import numpy as np
+
+__all__ = ["tree_to_dot"]
+
+
+def _result(lower: float, upper: float) -> str:
+    if lower >= 1.0:
+        return "proven win"
+    if upper <= -1.0:
+        return "proven loss"
+    if lower == upper == 0.0:
+        return "proven draw"
+    return f"bounds [{lower:+g}, {upper:+g}]"
+
+
+def tree_to_dot(tree: mctx.Tree, batch_index: int = 0, max_depth: int | None = None, min_visits: int = 0) -> str:
+    """Graphviz DOT text of one game's search tree.
+
+    Args:
+      tree: a tree from :func:`c4jax.run_mcts` (``out.search_tree``, batched
+        ``[B, N, ...]``; an unbatched ``[N, ...]`` tree is taken as one game).
+      batch_index: the game of the batch, an int in ``0..B-1``.
+      max_depth: the deepest nodes drawn, in plies from the root (``None``:
+        all).
+      min_visits: nodes (other than the root) with fewer visits are left out,
+        with their subtrees (0: every visited node).
+    Returns:
+      ``digraph`` text: one node per visited node kept (label: visit count,
+      value for the player to move there, what the solver proved: its bounds
+      from ``tree.extra_data`` when present), one edge per kept child (label:
+      the move, 1-based, the Q-value for the player moving, the prior
+      probability).
+    Raises:
+      ValueError: ``tree`` not an ``mctx.Tree``, a bad ``batch_index``,
+        ``max_depth`` or ``min_visits``.
+    """
+    if not isinstance(tree, mctx.Tree):
+        raise ValueError(f"tree must be an mctx.Tree (out.search_tree); got {type(tree).__name__}")
+    batched = np.ndim(tree.node_visits) == 2
+    size = np.shape(tree.node_visits)[0] if batched else 1
+    if isinstance(batch_index, bool) or not isinstance(batch_index, (int, np.integer)) or not 0 <= batch_index < size:
+        raise ValueError(f"batch_index must be an int in 0..{size - 1}; got {batch_index!r}")
+    if max_depth is not None and (isinstance(max_depth, bool) or not isinstance(max_depth, int) or max_depth < 0):
+        raise ValueError(f"max_depth must be None or an int >= 0; got {max_depth!r}")
+    if isinstance(min_visits, bool) or not isinstance(min_visits, int) or min_visits < 0:
+        raise ValueError(f"min_visits must be an int >= 0; got {min_visits!r}")
+
+    def row(x):
+        x = np.asarray(x)
+        return x[batch_index] if batched else x
+
+    visits = row(tree.node_visits)
+    values = row(tree.node_values)
+    index = row(tree.children_index)
+    child_visits = row(tree.children_visits)
+    child_values = row(tree.children_values)
+    rewards = row(tree.children_rewards)
+    discounts = row(tree.children_discounts)
+    logits = row(tree.children_prior_logits).astype(np.float64)
+    extra = tree.extra_data
+    bounds = None
+    if hasattr(extra, "value_lower") and hasattr(extra, "value_upper"):
+        bounds = row(extra.value_lower), row(extra.value_upper)
+
+    lines = [
+        "digraph search_tree {",
+        '  node [shape=box, fontname="monospace", fontsize=10];',
+        '  edge [fontname="monospace", fontsize=9];',
+    ]
+
+    def node_line(n: int, depth: int) -> str:
+        label = [("root" if n == 0 else f"ply +{depth}"), f"visits {int(visits[n])}", f"value {values[n]:+.3f}"]
+        if bounds is not None:
+            lo, hi = float(bounds[0][n]), float(bounds[1][n])
+            if lo > -1.0 or hi < 1.0:
+                label.append(_result(lo, hi))
+        text = "\\n".join(label)  # DOT's line break inside a label
+        return f'  n{n} [label="{text}"];'
+
+    lines.append(node_line(0, 0))
+    frontier = [(0, 0)]
+    while frontier:
+        n, depth = frontier.pop(0)
+        if max_depth is not None and depth >= max_depth:
+            continue
+        z = logits[n] - logits[n].max()
+        prior = np.exp(z) / np.exp(z).sum()
+        for a in np.flatnonzero(index[n] >= 0):
+            c = int(index[n, a])
+            if visits[c] <= 0 or visits[c] < min_visits:
+                continue
+            q = rewards[n, a] + discounts[n, a] * child_values[n, a]
+            lines.append(node_line(c, depth + 1))
+            q_text = f"{q:+.3f}" if math.isfinite(q) else "-"
+            lines.append(
+                f'  n{n} -> n{c} [label="move {int(a) + 1}\\nQ {q_text}\\nprior {prior[a]:.3f}\\n'
+                f'visits {int(child_visits[n, a])}"];'
+            )
+            frontier.append((c, depth + 1))
+    lines.append("}")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,72 @@
+"""Analysis you can export (issue 12, item 4): ``c4jax.tree_to_dot`` here;
+``c4jax analyze --json`` and ``--dot`` end to end in ``test_cli.py``."""
+
+from __future__ import annotations
+
+import re
+
+import jax
+import numpy as np
+import pytest
+
+import c4jax
+from c4jax import connect4 as c4
+from c4jax import tictactoe as ttt
+
+NODE = re.compile(r"^  n(\d+) \[label=\"(.*)\"\];$", re.M)
+EDGE = re.compile(r"^  n(\d+) -> n(\d+) \[label=\"move (\d+)\\nQ ([-+0-9.]+)\\nprior ([0-9.]+)", re.M)
+
+
+@pytest.fixture(scope="module")
+def search():
+    return c4jax.run_mcts(jax.random.key(0), c4.from_moves("4453"), 50)
+
+
+def test_one_dot_node_per_visited_node_and_edges_from_the_tree(search):
+    tree = jax.device_get(search.search_tree)
+    dot = c4jax.tree_to_dot(search.search_tree)
+    assert dot.startswith("digraph search_tree {") and dot.rstrip().endswith("}")
+    nodes = [int(m.group(1)) for m in NODE.finditer(dot)]
+    visited = np.flatnonzero(tree.node_visits[0] > 0)
+    assert sorted(nodes) == visited.tolist()  # one node per visited node, each once
+    edges = EDGE.findall(dot)
+    assert len(edges) == len(nodes) - 1  # a tree
+    for parent, child, move, q, prior in edges:
+        parent, child, a = int(parent), int(child), int(move) - 1
+        assert tree.children_index[0, parent, a] == child
+        expect = tree.children_rewards[0, parent, a] + tree.children_discounts[0, parent, a] * tree.children_values[0, parent, a]
+        assert float(q) == pytest.approx(float(expect), abs=6e-4)
+    root = NODE.search(dot).group(2)
+    assert f"visits {int(tree.node_visits[0, 0])}" in root and root.startswith("root")
+
+
+def test_depth_and_visit_filters(search):
+    tree = jax.device_get(search.search_tree)
+    one = c4jax.tree_to_dot(search.search_tree, max_depth=1)
+    children = int(np.sum(tree.children_visits[0, 0] > 0))
+    assert len(NODE.findall(one)) == 1 + children
+    assert len(NODE.findall(c4jax.tree_to_dot(search.search_tree, max_depth=0))) == 1
+    busy = c4jax.tree_to_dot(search.search_tree, min_visits=5)
+    shown = [int(n) for n, _ in NODE.findall(busy)]
+    assert all(tree.node_visits[0, n] >= 5 for n in shown[1:]) and len(shown) < int(np.sum(tree.node_visits[0] > 0))
+
+
+def test_proven_nodes_say_so():
+    out = c4jax.run_mcts(jax.random.key(1), ttt.from_moves("1425"), 40)  # X wins at 3
+    dot = c4jax.tree_to_dot(out.search_tree)
+    assert "proven win" in NODE.search(dot).group(2)  # the root: X to move wins
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (dict(batch_index=1), r"batch_index must be an int in 0\.\.0"),
+        (dict(max_depth=-1), "max_depth must be None or an int >= 0"),
+        (dict(min_visits=1.5), "min_visits must be an int >= 0"),
+    ],
+)
+def test_bad_arguments(search, kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        c4jax.tree_to_dot(search.search_tree, **kwargs)
+    with pytest.raises(ValueError, match="tree must be an mctx.Tree"):
+        c4jax.tree_to_dot(search)
