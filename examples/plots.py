@@ -234,7 +234,7 @@ def optimal_rate_by_budget(out: pathlib.Path, budgets=BUDGETS) -> pathlib.Path:
     ax.set_ylim(0.5, 1.0)
     ax.set_xlabel("simulations per search (log scale)")
     ax.set_ylabel(f"fraction of the {len(recs)} positions")
-    ax.set_title(f"Connect 4 (7 columns x 6 rows): optimal moves against the budget" "\n"
+    ax.set_title("Connect 4 (7 columns x 6 rows): optimal moves against the budget" "\n"
                  f"run_mcts's defaults, key 0; error bars: 95% Wilson intervals over the positions",
                  fontsize=10)
     ax.legend(loc="lower right")

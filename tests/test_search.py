@@ -303,10 +303,10 @@ def test_tictactoe_tactics_both_players():
         env = ttt.from_moves(moves)
         if moves in ("1425", "14259"):  # the immediate win, and a threat to block
             assert np.flatnonzero(np.asarray(ttt.winning_moves(env))).tolist() == best
-            assert np.asarray(ttt.winning_moves(c4jax.values._swap_mover(env))).any()
+            assert np.asarray(ttt.winning_moves(c4jax.env.with_opponent_to_move(env))).any()
         else:  # no win; the unique block
             assert not np.asarray(ttt.winning_moves(env)).any()
-            assert np.flatnonzero(np.asarray(ttt.winning_moves(c4jax.values._swap_mover(env)))).tolist() == best
+            assert np.flatnonzero(np.asarray(ttt.winning_moves(c4jax.env.with_opponent_to_move(env)))).tolist() == best
     envs = stack([ttt.from_moves(m) for m, _ in cases] * 10)
     keys = jax.random.split(jax.random.key(1), len(cases) * 10)
     actions = np.asarray(jax.jit(lambda k, e: c4jax.run_mcts(k, e, 200).action)(keys, envs))

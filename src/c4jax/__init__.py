@@ -6,9 +6,13 @@ Public API (everything else is internal):
   :mod:`c4jax.tictactoe`, pure functions over an :class:`Env` pytree;
 * search: :func:`run_mcts` (batched, terminal-aware MCTS on mctx's ``Tree``),
   :func:`run_mcts_anytime` (the same against a wall-clock budget),
-  :class:`SearchOptions`, :data:`MCTX_RECIPE` (the options that make it
-  mctx's search), :class:`SearchOutput`, :class:`TreeExtraData` (the
-  solver's bounds in ``search_tree.extra_data``);
+  :class:`SearchOptions` (your own ``value_fn`` and ``prior_fn`` among
+  them), :data:`MCTX_RECIPE` (the options that make it mctx's search),
+  :class:`SearchOutput`, :class:`TreeExtraData` (the solver's bounds in
+  ``search_tree.extra_data``), :func:`tree_to_dot` (the tree as Graphviz
+  text);
+* your own game: the :class:`c4jax.env.Game` contract and
+  :func:`c4jax.testing.check_game`, which checks it;
 * subtree reuse: :func:`get_subtree`;
 * driving mctx yourself: :func:`make_root_fn`, :func:`make_recurrent_fn`,
   :func:`prior_logits`, :func:`leaf_value`;
@@ -24,7 +28,7 @@ from c4jax import xla_flags
 
 xla_flags.configure_at_import()
 
-from c4jax import connect4, tictactoe  # noqa: E402
+from c4jax import connect4, testing, tictactoe  # noqa: E402
 from c4jax.arena import ArenaResult, GameRecord, arena, play_games, read_games, write_games  # noqa: E402
 from c4jax.env import Env  # noqa: E402
 from c4jax.players import (  # noqa: E402
@@ -44,6 +48,7 @@ from c4jax.search import (  # noqa: E402
     TreeExtraData,
     run_mcts,
     run_mcts_anytime,
+    tree_to_dot,
 )
 from c4jax.values import leaf_value, make_recurrent_fn, make_root_fn, prior_logits  # noqa: E402
 
@@ -77,7 +82,9 @@ __all__ = [
     "read_games",
     "run_mcts",
     "run_mcts_anytime",
+    "testing",
     "tictactoe",
+    "tree_to_dot",
     "write_games",
     "xla_flags",
 ]

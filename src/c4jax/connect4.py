@@ -47,7 +47,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from c4jax.env import NO_WINNER, Env, as_action, check_game, finish_step, move_list, one_game_or_batch, playout
+from c4jax.env import NO_WINNER, Env, as_action, check_game, empty_board, finish_step, move_list, one_game_or_batch, playout
 from c4jax.keys import as_key
 
 __all__ = [
@@ -112,6 +112,11 @@ class Connect4:
     @property
     def max_plies(self) -> int:
         return self.rows * self.cols
+
+    @property
+    def stones_shape(self) -> tuple[int, int]:
+        """``Env.stones``'s shape for one game: ``(2, num_words * cols)``."""
+        return (2, self.num_words * self.cols)
 
     @property
     def num_words(self) -> int:
@@ -263,15 +268,7 @@ class Connect4:
     # --- the rules ------------------------------------------------------------
     def env_reset(self) -> Env:
         """The empty board, player 0 to move.  Returns an unbatched :class:`Env`."""
-        return Env(
-            stones=jnp.zeros((2, self.num_words * self.cols), jnp.uint32),
-            to_move=jnp.int32(0),
-            ply=jnp.int32(0),
-            done=jnp.bool_(False),
-            winner=jnp.int32(NO_WINNER),
-            last_action=jnp.int32(-1),
-            game=self,
-        )
+        return empty_board(self)
 
     @one_game_or_batch()
     def legal_action_mask(self, env: Env) -> jax.Array:

@@ -77,7 +77,41 @@ class Env:
 
 
 class Game(Protocol):
-    """What the search needs from a game (see :mod:`c4jax.connect4`)."""
+    """The contract a game meets to be searched, played and tested: the one
+    place it is written down.  :mod:`c4jax.connect4` and
+    :mod:`c4jax.tictactoe` meet it; so can your own game, outside the package
+    (``examples/gomoku.py``), and :func:`c4jax.testing.check_game` checks it.
+
+    The game object is static: frozen, hashable, holding no arrays (it is the
+    ``game`` field of every :class:`Env` it makes, pytree metadata).
+
+    Attributes:
+      name: a short name (``"connect4"``, ``"tictactoe"``, yours).
+      num_actions: ``A``, actions are the ints ``0..A-1``.
+      max_plies: the longest game; a game ends by then (a draw on a full
+        board).
+      stones_shape: ``Env.stones``'s shape for one game, ``uint32`` (optional:
+        without it only the dtype and the batch axes are checked).
+
+    Methods (each pure, ``jit``-able and ``vmap``-able; one game, or a batch
+    along leading axes: :func:`one_game_or_batch` does that for you):
+      env_reset() -> Env: the start, player 0 to move.
+      env_step(env, action) -> (env, reward, done): ``reward`` is the
+        mover's, +1 for a move that wins, 0 otherwise; an illegal action
+        (``legal_action_mask`` False, or out of range) ends the game, the board
+        unchanged, reward -1, the opponent the winner; stepping a finished
+        game changes nothing (same env, reward 0, done True).  Use
+        :func:`finish_step` for these rules.
+      legal_action_mask(env) -> bool[A]: all False once done.
+      winning_moves(env) -> bool[A]: the legal moves that win at once for the
+        player to move (the heuristic prior, the heuristic rollout and the
+        solver's decisive moves use it); all False once done.
+      rollout(key, env) -> float32[]: a random playout's result for the
+        player to move (+1/0/-1); a finished game's own result, as
+        :func:`result_for_player_to_move`.  :func:`playout` is the shared loop.
+      heuristic_rollout(key, env) -> float32[]: the same, each move winning
+        at once if it can, else blocking, else random.
+    """
 
     name: str
     num_actions: int
@@ -149,6 +183,21 @@ def result_for_player_to_move(env: Env) -> jax.Array:
     ).astype(jnp.float32)
 
 
+def empty_board(game) -> Env:
+    """The start of a game: no stones (``uint32`` zeros of the game's
+    ``stones_shape``), player 0 to move, ply 0, running, no winner, no last
+    action.  An unbatched :class:`Env`; every game's ``env_reset``."""
+    return Env(
+        stones=jnp.zeros(game.stones_shape, jnp.uint32),
+        to_move=jnp.int32(0),
+        ply=jnp.int32(0),
+        done=jnp.bool_(False),
+        winner=jnp.int32(NO_WINNER),
+        last_action=jnp.int32(-1),
+        game=game,
+    )
+
+
 def finish_step(
     env: Env, new_stones: jax.Array, action: jax.Array, legal: jax.Array, won: jax.Array
 ) -> tuple[Env, jax.Array, jax.Array]:
@@ -184,6 +233,30 @@ def finish_step(
     return out, jnp.where(env.done, 0.0, reward).astype(jnp.float32), out.done
 
 
+def win_else_block(win: jax.Array, block: jax.Array, otherwise: jax.Array) -> jax.Array:
+    """The win-else-block rule (the heuristic of the Connect 4 mctx
+    tutorials; the heuristic prior, rollout and player): ``bool[A]``, the
+    moves that win at once if there is one, else those that block the
+    opponent's immediate win if there is one, else ``otherwise``."""
+    return jnp.where(jnp.any(win), win, jnp.where(jnp.any(block), block, otherwise))
+
+
+def with_opponent_to_move(env: Env) -> Env:
+    """The same position with the other player to move (to ask
+    ``winning_moves`` for the opponent's immediate wins)."""
+    return dataclasses.replace(env, to_move=1 - env.to_move)
+
+
+def win_else_block_moves(env: Env, otherwise: jax.Array) -> jax.Array:
+    """:func:`win_else_block` of one game's position: its winning moves, and
+    the opponent's (the moves that block them), from ``winning_moves``."""
+    game = env.game
+    legal = game.legal_action_mask(env)
+    win = game.winning_moves(env)
+    block = game.winning_moves(with_opponent_to_move(env)) & legal
+    return win_else_block(win, block, otherwise)
+
+
 def playout(key, env: Env, *, words, legal, wins, drop, has_line, heuristic: bool) -> jax.Array:
     """The rollout loop every game shares, on mover-relative bit words.
 
@@ -209,8 +282,7 @@ def playout(key, env: Env, *, words, legal, wins, drop, has_line, heuristic: boo
         mask = legal(occ)
         if heuristic:
             win = wins(cur, occ)
-            block = wins(cur ^ occ, occ)
-            mask = jnp.where(jnp.any(win), win, jnp.where(jnp.any(block), block, mask))
+            mask = win_else_block(win, wins(cur ^ occ, occ), mask)
         bits = drop(pick_uniform(mask, rollout_random(seed, i)), occ)
         me = cur | bits
         occ = occ | bits
@@ -285,9 +357,12 @@ def check_game(game, env: Env) -> None:
     check_fields(env)
 
 
-def _words(game) -> int:
-    """``W`` of ``stones: uint32[2, W]`` for ``game``."""
-    return getattr(game, "num_words", 1) * game.num_actions if game.name == "connect4" else 1
+def _stones_shape(game) -> tuple[int, ...] | None:
+    """``Env.stones``'s shape for one game of ``game`` (its ``stones_shape``),
+    or None for a game that does not declare it (then only the batch axes and
+    the dtype are checked)."""
+    shape = getattr(game, "stones_shape", None)
+    return tuple(shape) if shape is not None else None
 
 
 def check_fields(env: Env) -> None:
@@ -298,8 +373,13 @@ def check_fields(env: Env) -> None:
     ``jit``: an Env built by hand with other dtypes would otherwise fail deep
     inside JAX, or compute on silently converted values."""
     batch = tuple(jnp.shape(env.ply))
+    stones = _stones_shape(env.game)
+    if stones is None:  # a game that does not declare its layout: its batch axes at least
+        stones = batch + tuple(jnp.shape(env.stones))[len(batch):]
+    else:
+        stones = batch + stones
     want = {
-        "stones": (jnp.uint32, batch + (2, _words(env.game))),
+        "stones": (jnp.uint32, stones),
         "to_move": (jnp.int32, batch),
         "ply": (jnp.int32, batch),
         "done": (jnp.bool_, batch),

@@ -27,7 +27,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from c4jax.env import NO_WINNER, Env, as_action, check_game, finish_step, move_list, one_game_or_batch, playout
+from c4jax.env import NO_WINNER, Env, as_action, check_game, empty_board, finish_step, move_list, one_game_or_batch, playout
 from c4jax.keys import as_key
 
 __all__ = [
@@ -75,6 +75,11 @@ class TicTacToe:
         return 9
 
     @property
+    def stones_shape(self) -> tuple[int, int]:
+        """``Env.stones``'s shape for one game: ``(2, 1)``, a 9-bit mask each."""
+        return (2, 1)
+
+    @property
     def max_plies(self) -> int:
         return 9
 
@@ -113,15 +118,7 @@ class TicTacToe:
     # --- the rules ----------------------------------------------------------------
     def env_reset(self) -> Env:
         """The empty board, X (player 0) to move.  An unbatched :class:`Env`."""
-        return Env(
-            stones=jnp.zeros((2, 1), jnp.uint32),
-            to_move=jnp.int32(0),
-            ply=jnp.int32(0),
-            done=jnp.bool_(False),
-            winner=jnp.int32(NO_WINNER),
-            last_action=jnp.int32(-1),
-            game=self,
-        )
+        return empty_board(self)
 
     @one_game_or_batch()
     def legal_action_mask(self, env: Env) -> jax.Array:

@@ -40,9 +40,8 @@ import jax
 import jax.numpy as jnp
 import mctx
 
-from c4jax.env import Env
+from c4jax.env import Env, with_opponent_to_move
 from c4jax.search.tree import LOSS, ROOT, UNVISITED, WIN, legal_at, node_view
-from c4jax.values import _swap_mover
 
 __all__ = ["NoSolver", "ScoreBoundsSolver", "make_solver", "edge_bounds", "edge_plies"]
 
@@ -165,7 +164,7 @@ class ScoreBoundsSolver:
         (``int32[]``: 1 for a win in one, 2 for a loss in two, else 0)."""
         game = env.game
         own = jnp.any(game.winning_moves(env))
-        threats = jnp.sum(game.winning_moves(_swap_mover(env)) & game.legal_action_mask(env))
+        threats = jnp.sum(game.winning_moves(with_opponent_to_move(env)) & game.legal_action_mask(env))
         lost = ~own & (threats >= 2)
         lower = jnp.where(env.done, 0.0, jnp.where(own, WIN, LOSS))
         upper = jnp.where(env.done, 0.0, jnp.where(lost, LOSS, WIN))
