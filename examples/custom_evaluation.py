@@ -92,9 +92,10 @@ def main(argv=None) -> None:
     a = c4jax.mcts_player(args.simulations, value_fn=value_fn, name=f"mcts:{args.simulations}+windows")
     b = c4jax.mcts_player(args.simulations, name=f"mcts:{args.simulations}+rollouts")
     result = c4jax.arena(jax.random.key(1), a, b, args.games, progress=True)
-    from rich.console import Console
-
-    Console().print(result.table())
+    lo, hi = result.wins_ci
+    print(f"{result.player_a} against {result.player_b}, {result.num_games} games: W/D/L "
+          f"{result.wins}/{result.draws}/{result.losses}, score {result.score:.0%}, Elo {result.elo:+.0f} "
+          f"(A's wins: 95% interval {lo:.0%}-{hi:.0%})")
 
 
 if __name__ == "__main__":

@@ -157,9 +157,10 @@ def main() -> None:
           f"(proven bounds of that move: [{float(out.qvalue_lower[out.action]):+.0f}, "
           f"{float(out.qvalue_upper[out.action]):+.0f}])")
     result = c4jax.arena(jax.random.key(1), c4jax.mcts_player(200), c4jax.random_player(), 20, GAME.env_reset())
-    from rich.console import Console
-
-    Console().print(result.table())
+    lo, hi = result.wins_ci
+    print(f"{result.player_a} against {result.player_b}, {result.num_games} games: W/D/L "
+          f"{result.wins}/{result.draws}/{result.losses}, score {result.score:.0%}, Elo {result.elo:+.0f} "
+          f"(A's wins: 95% interval {lo:.0%}-{hi:.0%})")
 
 
 if __name__ == "__main__":

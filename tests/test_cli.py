@@ -325,6 +325,10 @@ def test_analyze_json_and_dot(cli_env, tmp_path, argv, best, n_children):
     r = run(cli_env, "analyze", *argv, "--json", "--dot", dot)
     assert r.returncode == 0, r.stderr
     data = json.loads(r.stdout)  # one JSON object, nothing else on stdout
+    if data["game"] == "connect4":
+        assert (data["rows"], data["cols"], data["connect"]) == (6, 7, 4)
+    else:
+        assert data["game"] == "tictactoe" and "rows" not in data
     assert data["moves"] == [int(c) for c in argv[0]]
     assert data["to_move"] == "X" and data["ply"] == len(argv[0])
     assert data["simulations"] == int(argv[argv.index("-n") + 1])

@@ -53,6 +53,20 @@ def test_the_example_game_is_searched_solved_and_played():
 
 
 @dataclasses.dataclass(frozen=True)
+class _UsesJaxArrayMethods(TicTacToe4):
+    """Correct rules written with ``.at[]``, which NumPy arrays lack: the
+    harness must pass JAX arrays, as the search does."""
+
+    def env_step(self, env, action):
+        env = dataclasses.replace(env, stones=env.stones.at[0, 0].get()[None, None] * 0 + env.stones)
+        return super().env_step(env, action)
+
+
+def test_check_game_passes_jax_arrays_to_the_game():
+    check_game(_UsesJaxArrayMethods())
+
+
+@dataclasses.dataclass(frozen=True)
 class _NoWinningMoves(TicTacToe4):
     def winning_moves(self, env):
         return jnp.zeros(env.batch_shape + (16,), bool)

@@ -132,8 +132,8 @@ def test_root_and_recurrent_functions_take_the_same_callables():
     [
         (dict(value_fn=3), "value_fn must be None or a function"),
         (dict(prior_fn="heuristic"), "prior_fn must be None or a function"),
-        (dict(value_fn=lambda k, e: jnp.zeros(2)), r"value_fn must return a real float32\[\] for one game"),
-        (dict(prior_fn=lambda e: jnp.zeros(3)), r"prior_fn must return a real float32\[9\] for one game"),
+        (dict(value_fn=lambda k, e: jnp.zeros(2)), r"value_fn must return real numbers of shape \[\] for one game"),
+        (dict(prior_fn=lambda e: jnp.zeros(3)), r"prior_fn must return real numbers of shape \[9\] for one game"),
     ],
 )
 def test_bad_callables_are_value_errors(kwargs, match):

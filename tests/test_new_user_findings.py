@@ -315,3 +315,49 @@ def test_the_quickstart_header_keeps_its_brackets():
     headers = [node.value for node in ast.walk(ast.parse(source))
                if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.startswith("proven")]
     assert headers and all(Text.from_markup(h).plain == "proven [lower, upper]" for h in headers), headers
+
+
+# --- issue 12's fresh-user session (2026-12-02) -------------------------------------------
+
+
+def test_non_finite_evaluations_follow_a_rule():
+    """A NaN value counted as NaN and an all-NaN or infinite prior steered the
+    search silently: now NaN values are 0, NaN logits 0, infinite ones +-1e30."""
+    env = ttt.from_moves("5")
+    v = c4jax.leaf_value(jax.random.key(0), env, value_fn=lambda k, e: jax.numpy.nan)
+    assert float(v) == 0.0
+    out = c4jax.run_mcts(jax.random.key(0), env, 32, value_fn=lambda k, e: jax.numpy.nan, lanes=1)
+    assert np.isfinite(np.asarray(out.qvalues)).all() and np.isfinite(float(out.value))
+    logits = np.asarray(c4jax.prior_logits(env, prior_fn=lambda e: jax.numpy.full(9, jax.numpy.nan)))
+    legal = np.asarray(ttt.legal_action_mask(env))
+    assert (logits[legal] == 0.0).all()
+    logits = np.asarray(c4jax.prior_logits(env, prior_fn=lambda e: jax.numpy.full(9, jax.numpy.inf)))
+    assert (logits[legal] == 1e30).all()
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (dict(value_fn=lambda k, e: None), r"value_fn must return real numbers of shape \[\].*not an array"),
+        (dict(value_fn=lambda k, e: "x"), r"value_fn must return real numbers"),
+        (dict(value_fn=lambda e: 0.0), r"value_fn must be a function \(key, env\) -> value"),
+        (dict(prior_fn=lambda k, e: 0.0), r"prior_fn must be a function \(env\) -> logits"),
+    ],
+)
+def test_bad_user_functions_name_themselves(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        c4jax.run_mcts(jax.random.key(0), ttt.env_reset(), 8, **kwargs)
+
+
+def test_a_finished_node_is_game_over_in_dot_and_numpy_ints_are_ints():
+    out = c4jax.run_mcts(jax.random.key(0), ttt.from_moves("14253"), 8)  # X has won
+    dot = c4jax.tree_to_dot(out.search_tree, max_depth=np.int64(2), min_visits=np.int32(0))
+    root = dot.splitlines()[3]
+    assert "game over" in root and "draw" not in root
+
+
+def test_analyze_json_of_a_finished_game_writes_nothing_to_stdout(capsys):
+    code = main(["analyze", "14253", "--game", "tictactoe", "--json"])
+    captured = capsys.readouterr()
+    assert code == 2 and captured.out == "" and "finished game" in captured.err
+    _one_line_error(capsys, ["analyze", "4453", "--json", "--dot", "-"], "would both write to stdout")

@@ -80,7 +80,7 @@ class Game(Protocol):
     """The contract a game meets to be searched, played and tested: the one
     place it is written down.  :mod:`c4jax.connect4` and
     :mod:`c4jax.tictactoe` meet it; so can your own game, outside the package
-    (``examples/gomoku.py``), and :func:`c4jax.testing.check_game` checks it.
+    (``examples/tictactoe4.py``), and :func:`c4jax.testing.check_game` checks it.
 
     The game object is static: frozen, hashable, holding no arrays (it is the
     ``game`` field of every :class:`Env` it makes, pytree metadata).
@@ -94,7 +94,8 @@ class Game(Protocol):
         without it only the dtype and the batch axes are checked).
 
     Methods (each pure, ``jit``-able and ``vmap``-able; one game, or a batch
-    along leading axes: :func:`one_game_or_batch` does that for you):
+    along leading axes: :func:`one_game_or_batch` does that for you; the
+    fields of the ``Env`` they get are JAX arrays):
       env_reset() -> Env: the start, player 0 to move.
       env_step(env, action) -> (env, reward, done): ``reward`` is the
         mover's, +1 for a move that wins, 0 otherwise; an illegal action

@@ -98,6 +98,11 @@ def check_game(game, *, num_games: int = 32, seed: int = 0) -> None:
       own result (+1/-1 for the player to move as the winner), and the
       heuristic rollout wins (+1) where a winning move exists.
 
+    Not checked: that the rollouts play the game well, or even for the
+    right side beyond the rules above (a rollout whose sign is flipped on
+    running positions passes); the search's own tests cover that for the
+    built-in games.
+
     Args:
       game: the game object (static, hashable).
       num_games: random games played (an int >= 2).
@@ -156,7 +161,7 @@ def check_game(game, *, num_games: int = 32, seed: int = 0) -> None:
     except ValueError as e:
         raise GameContractError(f"env_step: {e}") from None
     running = ~before.done
-    np.testing.assert_array_equal(done, after.done)
+    _require(np.array_equal(done, after.done), "env_step's done must be the returned env's done")
     _require(set(np.unique(reward[running])) <= {0.0, 1.0}, "a legal move's reward must be 0 or +1")
     _require((after.ply[running] == before.ply[running] + 1).all(), "a legal move adds one ply")
     _require((after.to_move[running] == 1 - before.to_move[running]).all(), "the player to move flips")
@@ -179,7 +184,9 @@ def check_game(game, *, num_games: int = 32, seed: int = 0) -> None:
 
     # --- positions from the games: winning moves, illegal moves, jit, vmap, rollouts --
     t_idx = np.linspace(0, max_plies - 1, num=min(6, max_plies)).astype(int)
-    positions = [_row(_row(before, int(t)), g) for t in t_idx for g in range(min(num_games, 4))]
+    # JAX arrays, as the search passes them (a game may use .at[] and the like).
+    positions = [jax.tree.map(jnp.asarray, _row(_row(before, int(t)), g))
+                 for t in t_idx for g in range(min(num_games, 4))]
     batch = _stack(positions)
     n = len(positions)
     step_all = jax.jit(jax.vmap(game.env_step, in_axes=(None, 0)))  # one position, every action
@@ -197,6 +204,8 @@ def check_game(game, *, num_games: int = 32, seed: int = 0) -> None:
             _require(float(r) == -1.0 and bool(d), f"illegal action {bad}: reward -1, game over")
             _require(int(new.winner) == 1 - int(p.to_move), f"illegal action {bad}: the opponent wins")
             _require(np.array_equal(np.asarray(new.stones), np.asarray(p.stones)), f"illegal action {bad}: stones unchanged")
+            _require(not np.asarray(game.legal_action_mask(new)).any() and not np.asarray(game.winning_moves(new)).any(),
+                     f"after illegal action {bad} the game is over: no legal or winning move")
         if wm.any():
             h = float(jax.jit(game.heuristic_rollout)(jax.random.fold_in(key, 100 + i), p))
             _require(h == 1.0, f"heuristic_rollout must win where a winning move exists (position {i})")

@@ -41,6 +41,7 @@ ROLLOUT_POLICIES = ("uniform", "heuristic")
 HEURISTIC_LOGIT_GAP = 5.0
 
 _NEG = float(jnp.finfo(jnp.float32).min)
+_BIG = 1e30  # |prior logit| a prior_fn's infinities become (finite, above any softmax gap)
 
 
 def _check(name: str, value: str, allowed: tuple[str, ...]) -> None:
@@ -64,7 +65,8 @@ def prior_logits(
       prior_fn: your own prior instead of ``prior``: ``prior_fn(env) ->
         float32[num_actions]``, logits for one game (a network's policy head,
         say); it may close over arrays and is traced, not called per node.
-        Its illegal actions are masked here.
+        Its illegal actions are masked here; a NaN logit counts as 0 and an
+        infinite one as +-1e30 (a rule, not NaN arithmetic).
     Returns:
       ``float32[num_actions]`` (a batch's axes in front); illegal actions get
       ``finfo(float32).min``.
@@ -82,7 +84,10 @@ def prior_logits(
     legal = game.legal_action_mask(env)
     logits = jnp.zeros(legal.shape, jnp.float32)
     if prior_fn is not None:
-        logits = _user_output("prior_fn", prior_fn(env), legal.shape)
+        logits = _user_output("prior_fn", _call_user("prior_fn", "(env) -> logits", prior_fn, env), legal.shape)
+        # Non-finite logits follow a rule, not NaN arithmetic: NaN is 0,
+        # +-inf the largest/smallest finite logit.
+        logits = jnp.nan_to_num(logits, nan=0.0, posinf=_BIG, neginf=-_BIG)
     elif prior == "heuristic":
         preferred = win_else_block_moves(env, jnp.zeros(legal.shape, bool))
         logits = jnp.where(preferred, HEURISTIC_LOGIT_GAP, 0.0)
@@ -94,12 +99,28 @@ def _check_callable(name: str, fn) -> None:
         raise ValueError(f"{name} must be None or a function; got {type(fn).__name__}")
 
 
+def _call_user(name: str, signature: str, fn, *args):
+    """Calls a user's ``value_fn``/``prior_fn``; a call that does not fit its
+    signature is a ValueError naming it (at trace time)."""
+    try:
+        return fn(*args)
+    except TypeError as e:
+        raise ValueError(f"{name} must be a function {signature}; calling it raised TypeError: {e}") from e
+
+
 def _user_output(name: str, value, shape: tuple[int, ...]) -> jax.Array:
-    """A user function's output as float32 of ``shape`` (checked at trace time)."""
-    value = jnp.asarray(value)
-    if value.shape != shape or not (jnp.issubdtype(value.dtype, jnp.floating) or jnp.issubdtype(value.dtype, jnp.integer)):
+    """A user function's output as float32 of ``shape`` (checked at trace
+    time): real numbers of any dtype are cast to float32."""
+    try:
+        value = jnp.asarray(value)
+    except (TypeError, ValueError):
+        value = None
+    if value is None or value.shape != shape or not (
+        jnp.issubdtype(value.dtype, jnp.floating) or jnp.issubdtype(value.dtype, jnp.integer)
+    ):
+        got = "not an array" if value is None else f"{value.dtype}{list(value.shape)}"
         raise ValueError(
-            f"{name} must return a real float32{list(shape)} for one game; got {value.dtype}{list(value.shape)}"
+            f"{name} must return real numbers of shape {list(shape)} for one game (cast to float32); got {got}"
         )
     return value.astype(jnp.float32)
 
@@ -131,7 +152,8 @@ def leaf_value(
         -> float32[]``, one game's value for its player to move (a network's
         value head, a hand-written evaluation); it may close over arrays and
         is traced, not called per node.  Its output is clipped to ``[-1, 1]``
-        (the game results' range, which the solver's bounds assume).
+        (the game results' range, which the solver's bounds assume); a NaN
+        counts as 0.
     Returns:
       ``float32[]`` in ``[-1, 1]`` (a batch's axes in front), for the player
       to move; exactly 0 for a finished game (its result belongs to the move
@@ -156,7 +178,8 @@ def leaf_value(
     key = as_key(key)
     game = env.game
     if value_fn is not None:
-        value = jnp.clip(_user_output("value_fn", value_fn(key, env), ()), -1.0, 1.0)
+        value = _user_output("value_fn", _call_user("value_fn", "(key, env) -> value", value_fn, key, env), ())
+        value = jnp.clip(jnp.nan_to_num(value, nan=0.0), -1.0, 1.0)  # NaN: 0, as a draw
         return jnp.where(env.done, 0.0, value).astype(jnp.float32)
     fn = game.rollout if rollout_policy == "uniform" else game.heuristic_rollout
     if num_rollouts == 1:

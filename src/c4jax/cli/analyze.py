@@ -53,7 +53,8 @@ def add_parser(sub, game, search_parent, common) -> None:
     p.add_argument("--json", action="store_true",
                    help="print the analysis as one JSON object instead of the board and table (moves 1-based)")
     p.add_argument("--dot", metavar="FILE", type=file_arg, default=None,
-                   help="write the search tree as Graphviz DOT text (render: dot -Tsvg FILE)")
+                   help="write the search tree as Graphviz DOT text (render: dot -Tsvg FILE); "
+                   "'-': print it instead of the board and table")
     p.set_defaults(func=run)
 
 
@@ -66,10 +67,13 @@ def run(args, con, t_start: float) -> int:
     env = parse_moves(game, args.moves)
     if args.plot:
         check_writable(args.plot, "the plot")
-    if args.dot:
+    if args.dot and args.dot != "-":
         check_writable(args.dot, "the tree")
+    if args.json and args.dot == "-":
+        raise UsageError("--json and --dot - would both write to stdout: give --dot a file name")
     if bool(env.done):
-        print_board(con, game, env)
+        if not args.json:  # stdout stays JSON-only (empty) with --json
+            print_board(con, game, env)
         raise UsageError(f"MOVES {args.moves!r} is a finished game: nothing to analyze")
     import jax
 
@@ -89,6 +93,11 @@ def run(args, con, t_start: float) -> int:
         sims = args.simulations
         done = f"{args.simulations} simulations"
     legal = np.asarray(game.legal_action_mask(env))
+    if args.dot == "-":  # the DOT text on stdout instead of the board and table
+        from c4jax.search.dot import tree_to_dot
+
+        print(tree_to_dot(out.search_tree), end="")
+        return 0
     if args.dot:
         _write_dot(args.dot, out)
     if args.json:
@@ -117,7 +126,8 @@ def analysis_json(game, env, out, legal, moves: str, simulations: int) -> dict:
 
     children = move_stats(out, legal)
     return {
-        "game": "tictactoe" if game.name == "tictactoe" else repr(game),
+        "game": game.name,
+        **({"rows": game.rows, "cols": game.cols, "connect": game.connect} if game.name == "connect4" else {}),
         "moves": _moves_list(game, moves),
         "to_move": "XO"[int(env.to_move)],
         "ply": int(env.ply),

@@ -30,6 +30,8 @@ def tree_to_dot(tree: mctx.Tree, batch_index: int = 0, max_depth: int | None = N
     Args:
       tree: a tree from :func:`c4jax.run_mcts` (``out.search_tree``, batched
         ``[B, N, ...]``; an unbatched ``[N, ...]`` tree is taken as one game).
+        A node whose game is over says "game over" (its value is 0 by
+        convention; the result is the reward of the move into it).
       batch_index: the game of the batch, an int in ``0..B-1``.
       max_depth: the deepest nodes drawn, in plies from the root (``None``:
         all).
@@ -51,9 +53,10 @@ def tree_to_dot(tree: mctx.Tree, batch_index: int = 0, max_depth: int | None = N
     size = np.shape(tree.node_visits)[0] if batched else 1
     if isinstance(batch_index, bool) or not isinstance(batch_index, (int, np.integer)) or not 0 <= batch_index < size:
         raise ValueError(f"batch_index must be an int in 0..{size - 1}; got {batch_index!r}")
-    if max_depth is not None and (isinstance(max_depth, bool) or not isinstance(max_depth, int) or max_depth < 0):
+    ints = (int, np.integer)
+    if max_depth is not None and (isinstance(max_depth, bool) or not isinstance(max_depth, ints) or max_depth < 0):
         raise ValueError(f"max_depth must be None or an int >= 0; got {max_depth!r}")
-    if isinstance(min_visits, bool) or not isinstance(min_visits, int) or min_visits < 0:
+    if isinstance(min_visits, bool) or not isinstance(min_visits, ints) or min_visits < 0:
         raise ValueError(f"min_visits must be an int >= 0; got {min_visits!r}")
 
     def row(x):
@@ -69,6 +72,7 @@ def tree_to_dot(tree: mctx.Tree, batch_index: int = 0, max_depth: int | None = N
     discounts = row(tree.children_discounts)
     logits = row(tree.children_prior_logits).astype(np.float64)
     extra = tree.extra_data
+    finished = row(tree.embeddings.done) if hasattr(tree.embeddings, "done") else None
     bounds = None
     if hasattr(extra, "value_lower") and hasattr(extra, "value_upper"):
         bounds = row(extra.value_lower), row(extra.value_upper)
@@ -81,7 +85,9 @@ def tree_to_dot(tree: mctx.Tree, batch_index: int = 0, max_depth: int | None = N
 
     def node_line(n: int, depth: int) -> str:
         label = [("root" if n == 0 else f"ply +{depth}"), f"visits {int(visits[n])}", f"value {values[n]:+.3f}"]
-        if bounds is not None:
+        if finished is not None and bool(finished[n]):
+            label.append("game over")  # its result is in the reward of the edge into it
+        elif bounds is not None:
             lo, hi = float(bounds[0][n]), float(bounds[1][n])
             if lo > -1.0 or hi < 1.0:
                 label.append(_result(lo, hi))

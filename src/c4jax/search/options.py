@@ -61,7 +61,7 @@ class SearchOptions:
       :func:`c4jax.values.prior_logits`.
     value_fn: your own leaf evaluation, replacing the rollouts:
       ``value_fn(key, env) -> float32[]``, one game's value for its player to
-      move, clipped to ``[-1, 1]``; a finished game's value stays 0 whatever
+      move, clipped to ``[-1, 1]`` (NaN counts as 0); a finished game's value stays 0 whatever
       it says (its result is in the reward of the move that ended it).
       ``None`` (default): rollouts.  Both functions may close over arrays (a
       network's parameters); they are traced into the compiled search, and
