@@ -234,11 +234,14 @@ def finish_step(
     return out, jnp.where(env.done, 0.0, reward).astype(jnp.float32), out.done
 
 
-def win_else_block(win: jax.Array, block: jax.Array, otherwise: jax.Array) -> jax.Array:
+def win_else_block(win: jax.Array, block: jax.Array, otherwise: jax.Array | None) -> jax.Array:
     """The win-else-block rule (the heuristic of the Connect 4 mctx
     tutorials; the heuristic prior, rollout and player): ``bool[A]``, the
     moves that win at once if there is one, else those that block the
-    opponent's immediate win if there is one, else ``otherwise``."""
+    opponent's immediate win if there is one, else ``otherwise`` (``None``:
+    no move, one select fewer, as the prior needs)."""
+    if otherwise is None:
+        return jnp.where(jnp.any(win), win, block)
     return jnp.where(jnp.any(win), win, jnp.where(jnp.any(block), block, otherwise))
 
 
@@ -248,7 +251,7 @@ def with_opponent_to_move(env: Env) -> Env:
     return dataclasses.replace(env, to_move=1 - env.to_move)
 
 
-def win_else_block_moves(env: Env, otherwise: jax.Array) -> jax.Array:
+def win_else_block_moves(env: Env, otherwise: jax.Array | None) -> jax.Array:
     """:func:`win_else_block` of one game's position: its winning moves, and
     the opponent's (the moves that block them), from ``winning_moves``."""
     game = env.game

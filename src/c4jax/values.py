@@ -89,7 +89,7 @@ def prior_logits(
         # +-inf the largest/smallest finite logit.
         logits = jnp.nan_to_num(logits, nan=0.0, posinf=_BIG, neginf=-_BIG)
     elif prior == "heuristic":
-        preferred = win_else_block_moves(env, jnp.zeros(legal.shape, bool))
+        preferred = win_else_block_moves(env, None)
         logits = jnp.where(preferred, HEURISTIC_LOGIT_GAP, 0.0)
     return jnp.where(legal, logits, _NEG).astype(jnp.float32)
 
