@@ -15,7 +15,6 @@ import time
 
 import jax
 from rich.console import Console
-from rich.table import Table
 
 import c4jax
 
@@ -51,27 +50,9 @@ def main() -> None:
     if int(out.action) < 0:
         console.print("The game is over: nothing to search.")
         return
-    table = Table(
-        title=f"MCTS, {args.simulations} simulations (values for the player to move; the solver's "
-        "bounds: [+1, +1] a proven win, [0, 0] a draw, [-1, -1] a loss)"
-    )
-    for col in ("move", "visits", "share", "Q-value", "proven \\[lower, upper]", "prior"):
-        table.add_column(col, justify="right")
-    legal = game.legal_action_mask(env)
-    prior = jax.nn.softmax(out.search_tree.children_prior_logits[0, 0])
-    for a in range(env.game.num_actions):
-        if not bool(legal[a]):
-            continue
-        mark = " <" if a == int(out.action) else ""
-        table.add_row(
-            f"{a + 1}{mark}",
-            str(int(out.visit_counts[a])),
-            f"{float(out.action_weights[a]):.1%}",
-            f"{float(out.qvalues[a]):+.3f}",
-            f"[{float(out.qvalue_lower[a]):+.0f}, {float(out.qvalue_upper[a]):+.0f}]",
-            f"{float(prior[a]):.3f}",
-        )
-    console.print(table)
+    # The table c4jax analyze prints: visits, share, Q-value, what the solver
+    # proved, prior and principal variation of every legal move.
+    console.print(c4jax.search_table(out, env, f"MCTS, {args.simulations} simulations", with_prior=True))
     console.print(
         f"best move: [bold]{int(out.action) + 1}[/bold]   root value {float(out.value):+.3f}   "
         f"search {second * 1000:.0f} ms ({args.simulations / second:,.0f} simulations/s; "

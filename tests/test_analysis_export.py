@@ -51,6 +51,43 @@ def test_depth_and_visit_filters(search):
     assert all(tree.node_visits[0, n] >= 5 for n in shown[1:]) and len(shown) < int(np.sum(tree.node_visits[0] > 0))
 
 
+def test_move_stats_and_search_table_of_one_search(search):
+    """The public per-move statistics equal the SearchOutput's, and the table
+    shows one row per legal move (what ``c4jax analyze`` and the quickstart
+    print)."""
+    from rich.console import Console
+
+    env = c4.from_moves("4453")
+    stats = c4jax.move_stats(search, env)
+    assert [m["move"] for m in stats] == [1, 2, 3, 4, 5, 6, 7]
+    assert [m["visits"] for m in stats] == np.asarray(search.visit_counts).tolist()
+    assert sum(m["share"] for m in stats) == pytest.approx(1.0)
+    assert sum(m["prior"] for m in stats) == pytest.approx(1.0, abs=1e-5)
+    best = [m["move"] for m in stats if m["best"]]
+    assert best == [int(search.action) + 1]
+    for m in stats:
+        assert m["pv"][0] == m["move"]
+        if m["visits"]:
+            assert m["q"] == pytest.approx(float(search.qvalues[m["move"] - 1]))
+    con = Console(width=120, record=True, file=open("/dev/null", "w"))
+    con.print(c4jax.search_table(search, env, with_prior=True))
+    text = con.export_text()
+    assert "X to move" in text and "<- best" in text
+    rows = [ln for ln in text.splitlines() if re.match(r"^\W*\d+ \W+\d+ ", ln)]
+    assert len(rows) == 7, text
+    # The same from a batch of one (env and output batched).
+    batched = c4jax.run_mcts(jax.random.key(0), jax.tree.map(lambda x: x[None], env), 50)
+    assert [m["move"] for m in c4jax.move_stats(batched, jax.tree.map(lambda x: x[None], env))] == [1, 2, 3, 4, 5, 6, 7]
+
+
+def test_move_stats_refuses_more_than_one_game(search):
+    two = jax.tree.map(lambda *x: np.stack(x), c4.from_moves("4"), c4.from_moves("44"))
+    with pytest.raises(ValueError, match="one game only"):
+        c4jax.move_stats(search, two)
+    with pytest.raises(ValueError, match="Env"):
+        c4jax.search_table(search, "4453")
+
+
 def test_proven_nodes_say_so():
     out = c4jax.run_mcts(jax.random.key(1), ttt.from_moves("1425"), 40)  # X wins at 3
     dot = c4jax.tree_to_dot(out.search_tree)

@@ -105,6 +105,22 @@ def test_mcts_player_keeps_its_subtree_across_both_sides_moves():
     assert int(tree.node_visits[0, 0]) == grand + 60
 
 
+def test_mcts_player_search_is_the_search_behind_act():
+    """``Player.search`` (what the terminal game shows) gives the whole
+    SearchOutput of the move ``act`` plays, and the same next tree."""
+    player = c4jax.mcts_player(40)
+    envs = stack([c4.from_moves("44"), c4.from_moves("4453")])
+    tree = player.init(envs)
+    keys = jax.random.split(jax.random.key(3), 2)
+    out, searched = player.search(keys, envs, tree)
+    action, acted = player.act(keys, envs, tree)
+    np.testing.assert_array_equal(out.action, action)
+    assert np.asarray(out.visit_counts).sum(axis=1).tolist() == [40, 40]
+    for a, b in zip(jax.tree.leaves(searched), jax.tree.leaves(acted)):
+        np.testing.assert_array_equal(a, b)
+    assert c4jax.random_player().search is None
+
+
 # --------------------------------------------------------------------------
 # The arena.
 

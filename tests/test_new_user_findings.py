@@ -304,17 +304,23 @@ def test_bench_scripts_missing_a_peer_inside_main_is_one_line(tmp_path, capsys):
     _one_line_error(capsys, ["bench", "--scripts", str(tmp_path)], "needs c4jax_no_such_peer_module")
 
 
-def test_the_quickstart_header_keeps_its_brackets():
-    """rich read "proven [lower, upper]" as markup and printed "proven"."""
-    import ast
+def test_the_quickstart_prints_the_one_search_table():
+    """rich read the quickstart's own "proven [lower, upper]" header as markup
+    and printed "proven"; the quickstart now prints :func:`c4jax.search_table`
+    (the table of ``c4jax analyze``), whose headers hold no markup."""
     import pathlib
 
-    from rich.text import Text
+    from rich.console import Console
 
     source = (pathlib.Path(__file__).resolve().parents[1] / "examples" / "quickstart.py").read_text()
-    headers = [node.value for node in ast.walk(ast.parse(source))
-               if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.startswith("proven")]
-    assert headers and all(Text.from_markup(h).plain == "proven [lower, upper]" for h in headers), headers
+    assert "c4jax.search_table(" in source and "Table(" not in source
+    env = ttt.from_moves("15")
+    out = c4jax.run_mcts(jax.random.key(0), env, 48)
+    con = Console(width=150, record=True, file=open("/dev/null", "w"))
+    con.print(c4jax.search_table(out, env, "[t]", with_prior=True))
+    text = con.export_text()
+    for header in ("cell", "visits", "share", "Q for X", "proven", "prior", "principal variation"):
+        assert header in text, text
 
 
 # --- issue 12's fresh-user session (2026-12-02) -------------------------------------------

@@ -10,7 +10,8 @@ Public API (everything else is internal):
   them), :data:`MCTX_RECIPE` (the options that make it mctx's search),
   :class:`SearchOutput`, :class:`TreeExtraData` (the solver's bounds in
   ``search_tree.extra_data``), :func:`tree_to_dot` (the tree as Graphviz
-  text);
+  text), :func:`move_stats` and :func:`search_table` (one search's moves as
+  plain values and as the CLI's rich table);
 * your own game: the :class:`c4jax.env.Game` contract and
   :func:`c4jax.testing.check_game`, which checks it;
 * subtree reuse: :func:`get_subtree`;
@@ -30,6 +31,7 @@ xla_flags.configure_at_import()
 
 from c4jax import connect4, testing, tictactoe  # noqa: E402
 from c4jax.arena import ArenaResult, GameRecord, arena, play_games, read_games, write_games  # noqa: E402
+from c4jax.cli.common import move_stats, search_table  # noqa: E402
 from c4jax.env import Env  # noqa: E402
 from c4jax.players import (  # noqa: E402
     Player,
@@ -74,6 +76,7 @@ __all__ = [
     "make_recurrent_fn",
     "make_root_fn",
     "mcts_player",
+    "move_stats",
     "parse_player",
     "perfect_player",
     "play_games",
@@ -82,6 +85,7 @@ __all__ = [
     "read_games",
     "run_mcts",
     "run_mcts_anytime",
+    "search_table",
     "testing",
     "tictactoe",
     "tree_to_dot",

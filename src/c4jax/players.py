@@ -64,6 +64,11 @@ class Player:
     observe: ``(state, int32[B]) -> state`` (default: state unchanged).
     simulations: search simulations per move (0 if it does not search), for
       the arena's simulations/s.
+    search: for a player that searches, ``(keys[B], envs[B], state) ->
+      (SearchOutput, state)``: the whole search behind :attr:`act` (visit
+      counts, Q-values, the tree), for tools that show it (the terminal
+      game's ``--show-search`` and hints) or record it (self-play);
+      ``None`` otherwise.
     """
 
     name: str
@@ -71,6 +76,7 @@ class Player:
     init: Callable = _no_state
     observe: Callable = _keep_state
     simulations: int = 0
+    search: Callable | None = None
 
     @staticmethod
     def from_policy(name: str, policy: Callable, simulations: int = 0) -> "Player":
@@ -158,7 +164,8 @@ def mcts_player(
 
     With ``reuse`` (the default) the player keeps its tree across its own
     moves and the opponent's: after every move it keeps the subtree of the
-    move played.  The node capacity stays fixed for the whole game, default
+    move played.  ``Player.search`` gives the whole
+    :class:`c4jax.SearchOutput` behind each move (the terminal game uses it).  The node capacity stays fixed for the whole game, default
     ``2 * num_simulations + 2``, so the kept subtree has room to grow (see
     :mod:`c4jax.search.search` for what happens when it is full).
     Raises ``ValueError`` for bad options (checked here, at construction).
@@ -175,25 +182,37 @@ def mcts_player(
     options = {"options": dataclasses.replace(given, capacity=None)}
     label = name or f"mcts:{num_simulations}"
     if not reuse:
-        def act(keys, envs, state):
-            out = run_mcts(keys, envs, num_simulations, capacity=capacity, **options)
-            return out.action, state
+        def search(keys, envs, state):
+            return run_mcts(keys, envs, num_simulations, capacity=capacity, **options), state
 
-        return Player(name=label, act=act, simulations=num_simulations)
+        return Player(name=label, act=_act_of(search), simulations=num_simulations, search=search)
 
     cap = capacity if capacity is not None else 2 * num_simulations + 2
 
     def init(envs):
         return empty_tree(envs, cap)
 
-    def act(keys, envs, tree):
+    def search(keys, envs, tree):
         out = run_mcts(keys, envs, num_simulations, tree=tree, **options)
-        return out.action, out.search_tree
+        return out, out.search_tree
 
     def observe(tree, actions):
         return get_subtree(tree, actions)
 
-    return Player(name=label, act=act, init=init, observe=observe, simulations=num_simulations)
+    return Player(
+        name=label, act=_act_of(search), init=init, observe=observe,
+        simulations=num_simulations, search=search,
+    )
+
+
+def _act_of(search: Callable) -> Callable:
+    """``act`` from ``search``: the search's chosen actions."""
+
+    def act(keys, envs, state):
+        out, state = search(keys, envs, state)
+        return out.action, state
+
+    return act
 
 
 # ASCII digits only (\d would take any Unicode digit), at most 40 of them.

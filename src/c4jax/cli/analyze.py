@@ -101,12 +101,12 @@ def run(args, con, t_start: float) -> int:
     if args.dot:
         _write_dot(args.dot, out)
     if args.json:
-        print(json.dumps(analysis_json(game, env, out, legal, args.moves, sims)))
+        print(json.dumps(analysis_json(game, env, out, args.moves, sims)))
         return 0
     print_board(con, game, env)
     mover = "XO"[int(env.to_move)]
     title = f"{done}, {mover} to move, value {float(out.value):+.3f}"
-    print_table(con, search_table(game, out, legal, title, mover, with_prior=True))
+    print_table(con, search_table(out, env, title, with_prior=True))
     best = int(out.action)
     con.print(f"Best move: {move_label(game)} {best + 1}")
     if args.plot:
@@ -117,14 +117,14 @@ def run(args, con, t_start: float) -> int:
     return 0
 
 
-def analysis_json(game, env, out, legal, moves: str, simulations: int) -> dict:
+def analysis_json(game, env, out, moves: str, simulations: int) -> dict:
     """The analysis as a JSON-ready dict (``c4jax analyze --json``): the
     position, the simulations, the root value and, per legal move, its
-    statistics (:func:`c4jax.cli.common.move_stats`); moves 1-based, values
+    statistics (:func:`c4jax.move_stats`); moves 1-based, values
     for the player to move."""
     import numpy as np
 
-    children = move_stats(out, legal)
+    children = move_stats(out, env)
     return {
         "game": game.name,
         **({"rows": game.rows, "cols": game.cols, "connect": game.connect} if game.name == "connect4" else {}),

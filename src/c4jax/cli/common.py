@@ -407,14 +407,31 @@ def proven_result(lower: float, upper: float, plies: int = 0) -> str:
     return ""
 
 
-def move_stats(out, legal) -> list[dict]:
-    """Per legal move of a one-game search (``out``: a :class:`c4jax.SearchOutput`
-    whose ``search_tree`` is ``[1, ...]``), in action order: ``move``
-    (1-based), ``visits``, ``share`` (of the root's visits), ``q`` (for the
-    player to move; None if unvisited), ``prior`` (probability), ``lower``,
-    ``upper`` (the solver's bounds), ``plies`` (to the proven result, 0 if
-    none), ``pv`` (the principal variation, 1-based) and ``best``.  The one
-    source of ``analyze``'s table and its ``--json``."""
+def move_stats(out, env) -> list[dict]:
+    """The statistics of every legal move of a one-game search, in action
+    order, as plain Python values (for a table, JSON or a GUI).
+
+    Args:
+      out: the :class:`c4jax.SearchOutput` of one game (a single ``Env`` or
+        a batch of one; its ``search_tree`` is ``[1, ...]``).
+      env: that game's position (the search's root), unbatched ``Env`` or a
+        batch of one.
+    Returns:
+      One dict per legal move: ``move`` (int, 1-based, as the CLI numbers
+      moves), ``visits`` (int), ``share`` (float, of the root's visits),
+      ``q`` (float, the Q-value for the player to move, in [-1, 1]; None if
+      unvisited), ``prior`` (float, probability), ``lower`` and ``upper``
+      (the solver's bounds on Q), ``plies`` (int, plies to the proven result
+      along the proof, 0 if none), ``pv`` (list of 1-based moves: the
+      principal variation, most visited child first) and ``best`` (bool,
+      the search's chosen move).  The one source of ``c4jax analyze``'s
+      table and its ``--json``.
+    Raises:
+      ValueError: ``out`` or ``env`` holds more than one game.
+    """
+    import numpy as np
+
+    legal = _one_game_legal(out, env)
     import numpy as np
 
     tree = host(out.search_tree)
@@ -441,15 +458,31 @@ def move_stats(out, legal) -> list[dict]:
     return rows
 
 
-def search_table(game, out, legal, title: str, mover: str, with_prior: bool = False):
-    """A rich Table of one search: per legal move its visits, visit share,
-    Q-value (for the player to move), what the solver proved about it,
-    optionally its prior, and the principal variation (1-based), the chosen
-    move marked ``<- best``; ``mover`` ("X"
-    or "O") names the player to move in the Q column.  ``out`` is a
-    :class:`c4jax.SearchOutput` of one game (its ``search_tree`` ``[1, ...]``)."""
+def search_table(out, env, title: str | None = None, *, with_prior: bool = False):
+    """A ``rich.table.Table`` of a one-game search: per legal move (1-based)
+    its visits, visit share, Q-value for the player to move, what the solver
+    proved ("win in 3", "draw", ...), optionally its prior, and the principal
+    variation, the chosen move marked ``<- best``: what ``c4jax analyze`` and
+    ``c4jax play --show-search`` print.
+
+    Args:
+      out, env: as :func:`move_stats` (one game's search and its root).
+      title: the table's title (default: the simulations and root value).
+      with_prior: add the prior probability column.
+    Returns:
+      A ``rich.table.Table`` (print it with ``rich.console.Console().print``).
+    Raises:
+      ValueError: ``out`` or ``env`` holds more than one game.
+    """
+    import numpy as np
     from rich.table import Table
 
+    stats = move_stats(out, env)
+    game = env.game
+    mover = "XO"[int(np.asarray(env.to_move).reshape(-1)[0])]
+    if title is None:
+        visits = sum(m["visits"] for m in stats)
+        title = f"MCTS, {visits} root visits, {mover} to move, value {float(np.asarray(out.value).reshape(-1)[0]):+.3f}"
     t = Table(title=title, title_justify="left")
     # Every column but the principal variation keeps its width (no wrapping):
     # in a narrow terminal the variation folds instead.
@@ -462,7 +495,7 @@ def search_table(game, out, legal, title: str, mover: str, with_prior: bool = Fa
         t.add_column("prior", justify="right", no_wrap=True)
     t.add_column("principal variation", overflow="fold", min_width=9)
     t.add_column("", no_wrap=True)
-    for m in move_stats(out, legal):
+    for m in stats:
         row = [
             str(m["move"]),
             f"{m['visits']}",
@@ -475,6 +508,29 @@ def search_table(game, out, legal, title: str, mover: str, with_prior: bool = Fa
         row += [" ".join(str(x) for x in m["pv"]), BEST_MARK if m["best"] else ""]
         t.add_row(*row, style="bold green" if m["best"] else None)
     return t
+
+
+def _one_game_legal(out, env):
+    """The legal action mask (numpy ``bool[A]``) of one game's ``env``,
+    after checking that ``out`` and ``env`` hold one game."""
+    import numpy as np
+
+    from c4jax.env import Env
+
+    if not isinstance(env, Env):
+        raise ValueError(f"env must be a c4jax Env (one game); got {type(env).__name__}")
+    n_env = int(np.prod(np.shape(env.ply)))
+    n_out = int(np.asarray(out.search_tree.node_visits).shape[0])
+    if n_env != 1 or n_out != 1:
+        raise ValueError(
+            f"one game only: the search holds {n_out} games and env {n_env}; "
+            "pick one with jax.tree.map(lambda x: x[b], ...)"
+        )
+    import jax
+
+    if np.ndim(env.ply):  # a batch of one
+        env = jax.tree.map(lambda x: x[0], env)
+    return np.asarray(env.game.legal_action_mask(env))
 
 
 def host(tree):

@@ -66,14 +66,17 @@ def add_parser(sub, game, search_parent, common) -> None:
 
 
 class _AI:
-    """The MCTS side of the terminal game: one jitted search with a tree of
-    fixed capacity ``2 N + 2`` kept between moves (subtree reuse)."""
+    """The MCTS side of the terminal game: :func:`c4jax.mcts_player` (subtree
+    reuse, a tree of fixed capacity ``2 N + 2`` kept between moves) on a
+    batch of one game, its search jitted once; with ``think`` seconds the
+    anytime driver searches the same player's tree instead."""
 
     def __init__(self, game, num_simulations: int, seed: int, options: dict, think: float | None = None):
         import jax
+        import jax.numpy as jnp
 
-        from c4jax.reuse import empty_tree, get_subtree
-        from c4jax.search import run_mcts, run_mcts_anytime
+        from c4jax.players import mcts_player
+        from c4jax.search import run_mcts_anytime
         from c4jax.search.anytime import anytime_capacity
 
         self.game = game
@@ -81,28 +84,31 @@ class _AI:
         self.think = think
         self.timing: dict = {}  # the last anytime search's compile_s and search_s
         self.capacity = anytime_capacity(think, 128) if think else 2 * num_simulations + 2
+        self.player = mcts_player(num_simulations, capacity=self.capacity, **options)
         self.key = jax.random.key(seed)
 
+        def one(env):
+            return jax.tree.map(lambda x: x[None], env)
+
+        def search_key(key, ply, salt):
+            return jax.random.fold_in(jax.random.fold_in(key, ply), salt)
+
         def search(key, ply, salt, env, tree):
-            k = jax.random.fold_in(jax.random.fold_in(key, ply), salt)
-            envs = jax.tree.map(lambda x: x[None], env)
-            return run_mcts(k, envs, num_simulations, tree=tree, **options)
+            # split(k, 1): the key that one key k gives the game of a batch of one.
+            return self.player.search(jax.random.split(search_key(key, ply, salt), 1), one(env), tree)[0]
 
         def think_search(key, ply, salt, env, tree, seconds=think):
-            k = jax.random.fold_in(jax.random.fold_in(key, ply), salt)
-            envs = jax.tree.map(lambda x: x[None], env)
-            out, self.n = run_mcts_anytime(k, envs, seconds, tree=tree, timing=self.timing, **options)
+            out, self.n = run_mcts_anytime(
+                search_key(key, ply, salt), one(env), seconds, tree=tree, timing=self.timing, **options
+            )
             return out
-
-        def fresh(env):
-            return empty_tree(jax.tree.map(lambda x: x[None], env), self.capacity)
 
         # With a time budget, the anytime driver (compiled ahead of time by
         # itself) replaces the jitted search of a fixed simulation count.
         self._search = think_search if think else jax.jit(search)
         self._warm_search = functools.partial(think_search, seconds=0.001) if think else self._search
-        self._cut = jax.jit(get_subtree)
-        self._fresh = jax.jit(fresh)
+        self._cut = jax.jit(lambda tree, action: self.player.observe(tree, jnp.asarray(action, jnp.int32)[None]))
+        self._fresh = jax.jit(lambda env: self.player.init(one(env)))
         self._legal = jax.jit(game.legal_action_mask)
         self.tree = None
         self._warm: dict[str, threading.Thread] = {}
@@ -297,7 +303,7 @@ def run(args, con, t_start: float) -> int:
                 action = int(out.action[0])
                 if args.show_search:
                     title = _search_title("AI search", out)
-                    print_table(con, search_table(game, out, legal, title, "XO"[state.to_move]))
+                    print_table(con, search_table(out, state.env, title))
                 since = f", {time.perf_counter() - t_start:.1f} s after start" if first_ai_move else ""
                 if args.think and ai.timing:
                     # The search's own time; compiling (or waiting for the
@@ -337,7 +343,7 @@ def run(args, con, t_start: float) -> int:
                 q = float(out.qvalues[0, a])
                 if args.show_search:
                     title = _search_title("Hint search", out)
-                    print_table(con, search_table(game, out, legal, title, "XO"[state.to_move]))
+                    print_table(con, search_table(out, state.env, title))
                 con.print(
                     f"Hint: the AI would play {label} [bold]{a + 1}[/bold] "
                     f"(visit share {100 * share:.0f}%, Q {fmt_q(q)})"
