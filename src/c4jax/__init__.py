@@ -19,6 +19,9 @@ Public API (everything else is internal):
   :func:`prior_logits`, :func:`leaf_value`;
 * players and the arena: :class:`Player` and its makers, :func:`arena`,
   :class:`ArenaResult`, game records in JSON lines;
+* self-play: :func:`selfplay` (games with every ply's visit counts and
+  values, sharded over the devices: :mod:`c4jax.devices`, which also joins
+  a multi-host run), :class:`SelfPlayResult`;
 * :mod:`c4jax.xla_flags`: the XLA CPU loop setting that ``import c4jax``
   adds to ``XLA_FLAGS`` before JAX starts (it halves the time of a
   simulation on the CPU; ``C4JAX_XLA_FLAGS=0`` opts out).
@@ -29,7 +32,7 @@ from c4jax import xla_flags
 
 xla_flags.configure_at_import()
 
-from c4jax import connect4, testing, tictactoe  # noqa: E402
+from c4jax import connect4, devices, testing, tictactoe  # noqa: E402
 from c4jax.arena import ArenaResult, GameRecord, arena, play_games, read_games, write_games  # noqa: E402
 from c4jax.cli.common import move_stats, search_table  # noqa: E402
 from c4jax.env import Env  # noqa: E402
@@ -52,6 +55,7 @@ from c4jax.search import (  # noqa: E402
     run_mcts_anytime,
     tree_to_dot,
 )
+from c4jax.selfplay import SelfPlayResult, selfplay  # noqa: E402
 from c4jax.values import leaf_value, make_recurrent_fn, make_root_fn, prior_logits  # noqa: E402
 
 __version__ = "0.1.0"
@@ -64,10 +68,12 @@ __all__ = [
     "Player",
     "SearchOptions",
     "SearchOutput",
+    "SelfPlayResult",
     "TreeExtraData",
     "__version__",
     "arena",
     "connect4",
+    "devices",
     "empty_tree",
     "flat_mc_player",
     "get_subtree",
@@ -86,6 +92,7 @@ __all__ = [
     "run_mcts",
     "run_mcts_anytime",
     "search_table",
+    "selfplay",
     "testing",
     "tictactoe",
     "tree_to_dot",

@@ -27,6 +27,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from c4jax.devices import compile_game_loop, game_mesh, round_up
 from c4jax.env import NO_WINNER, Env
 from c4jax.keys import as_key
 from c4jax.players import Player
@@ -76,7 +77,14 @@ class GameRecord:
     played X (the first player of the game) and O, and the result: ``"X"``,
     ``"O"`` or ``"draw"``.  ``start_ply`` is the number of stones already on
     the board at the start (0: the empty board, so ``moves`` replay with
-    ``from_moves``)."""
+    ``from_moves``).
+
+    Self-play records (:func:`c4jax.selfplay`) also carry ``index`` (the
+    game's number in its run: its key is ``fold_in(key, index)``), ``seed``
+    (the run's seed, when known), ``visits`` (for every ply, the root's
+    visit counts, ``num_actions`` ints: what an AlphaZero-style learner
+    trains its policy on) and ``values`` (for every ply, the root value
+    for the player to move); ``None`` in arena records."""
 
     moves: tuple[int, ...]
     x_player: str
@@ -84,19 +92,27 @@ class GameRecord:
     result: str
     game: str
     start_ply: int = 0
+    index: int | None = None
+    seed: int | None = None
+    visits: tuple[tuple[int, ...], ...] | None = None
+    values: tuple[float, ...] | None = None
 
     def to_json(self) -> str:
-        return json.dumps(
-            {
-                "game": self.game,
-                "x": self.x_player,
-                "o": self.o_player,
-                "result": self.result,
-                "plies": len(self.moves),
-                "start_ply": self.start_ply,
-                "moves": [m + 1 for m in self.moves],  # 1-based, as from_moves takes them
-            }
-        )
+        d = {
+            "game": self.game,
+            "x": self.x_player,
+            "o": self.o_player,
+            "result": self.result,
+            "plies": len(self.moves),
+            "start_ply": self.start_ply,
+            "moves": [m + 1 for m in self.moves],  # 1-based, as from_moves takes them
+        }
+        for name in ("index", "seed", "visits", "values"):
+            value = getattr(self, name)
+            if value is not None:
+                d[name] = [list(v) for v in value] if name == "visits" else (
+                    list(value) if name == "values" else value)
+        return json.dumps(d)
 
     @staticmethod
     def from_json(line: str) -> "GameRecord":
@@ -121,6 +137,24 @@ class GameRecord:
                 raise ValueError(f"{side!r} must be a player's name (a string); got {d[side]!r}"[:120])
         if "plies" in d and d["plies"] != len(moves):
             raise ValueError(f"plies is {d['plies']!r} but the record has {len(moves)} moves"[:120])
+        for name in ("index", "seed"):
+            if name in d and (isinstance(d[name], bool) or not isinstance(d[name], int) or d[name] < 0):
+                raise ValueError(f"{name} must be an int >= 0; got {d[name]!r}"[:120])
+        visits = d.get("visits")
+        if visits is not None and not (
+            isinstance(visits, list) and len(visits) == len(moves) and all(
+                isinstance(row, list) and all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in row)
+                for row in visits)
+        ):
+            raise ValueError(f"visits must be a list of one list of ints >= 0 per move ({len(moves)}); "
+                             f"got {visits!r}"[:160])
+        values = d.get("values")
+        if values is not None and not (
+            isinstance(values, list) and len(values) == len(moves) and all(
+                isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in values)
+        ):
+            raise ValueError(f"values must be a list of one finite number per move ({len(moves)}); "
+                             f"got {values!r}"[:160])
         return GameRecord(
             moves=tuple(m - 1 for m in moves),
             x_player=str(d["x"]),
@@ -128,6 +162,10 @@ class GameRecord:
             result=d["result"],
             game=str(d["game"]),
             start_ply=start_ply,
+            index=d.get("index"),
+            seed=d.get("seed"),
+            visits=None if visits is None else tuple(tuple(row) for row in visits),
+            values=None if values is None else tuple(float(v) for v in values),
         )
 
 
@@ -209,31 +247,24 @@ class ArenaResult:
         return t
 
 
-def _pad_envs(env: Env, n: int, done_env: Env) -> Env:
-    return jax.tree.map(
-        lambda live, dead: jnp.concatenate([live, jnp.broadcast_to(dead, (n,) + dead.shape)])
-        if n
-        else live,
-        env,
-        done_env,
-    )
-
-
 def _finished_copy(env: Env) -> Env:
     """``env`` marked as a finished game (a padding row that never moves)."""
     return dataclasses.replace(env, done=jnp.bool_(True))
 
 
 def _make_play_fns(player_a: Player, player_b: Player, half: int, max_plies: int):
-    """``(start, plies)``: ``start(keys, envs)`` is the loop's first state,
-    ``plies(state)`` plays up to ``_PLIES_PER_CALL`` plies of every game
-    (fewer once all are over).  The host calls ``plies`` until the games end
-    and reports progress between calls: no host callback inside a compiled
-    loop, so JAX's persistent compilation cache can store both programs."""
+    """``(start, plies)`` on one device's block of games, ``2 * half`` rows
+    (A moving first in the first ``half``): ``start(keys, envs)`` is the
+    loop's first state, ``plies(state)`` plays up to ``_PLIES_PER_CALL``
+    plies of every game (fewer once all are over) and returns ``(state,
+    (ply, finished, over))``, each ``[1]``.  The host calls ``plies`` until
+    the games end and reports progress between calls: no host callback
+    inside a compiled loop, so JAX's persistent compilation cache can store
+    both programs."""
 
     def start(keys, envs):
-        moves = jnp.full((2 * half, max_plies), -1, jnp.int32)
-        return keys, envs, player_a.init(envs), player_b.init(envs), moves, jnp.int32(0)
+        moves = jnp.full((keys.shape[0], max_plies), -1, jnp.int32)
+        return keys, envs, player_a.init(envs), player_b.init(envs), moves, jnp.zeros((1,), jnp.int32)
 
     def first(x):
         return x[:half]
@@ -243,6 +274,7 @@ def _make_play_fns(player_a: Player, player_b: Player, half: int, max_plies: int
 
     def one_ply(c):
         keys, envs, state_a, state_b, moves, ply = c
+        ply = ply[0]
         game = envs.game
         even = ply % 2 == 0
         ply_keys = jax.vmap(lambda k: jax.random.fold_in(k, ply))(keys)
@@ -275,18 +307,20 @@ def _make_play_fns(player_a: Player, player_b: Player, half: int, max_plies: int
         moves = moves.at[:, ply].set(actions)
         state_a = player_a.observe(state_a, actions)
         state_b = player_b.observe(state_b, actions)
-        return keys, envs, state_a, state_b, moves, ply + 1
+        return keys, envs, state_a, state_b, moves, (ply + 1)[None]
 
     def plies(c):
-        stop = jnp.minimum(c[5] + _PLIES_PER_CALL, max_plies)
+        stop = jnp.minimum(c[5][0] + _PLIES_PER_CALL, max_plies)
 
         def cond(c):
-            return (c[5] < stop) & ~jnp.all(c[1].done)
+            return (c[5][0] < stop) & ~jnp.all(c[1].done)
 
+        # Each device loops over its own games: one whose games are all over
+        # stops (no communication between devices).
         c = jax.lax.while_loop(cond, one_ply, c)
-        envs, ply = c[1], c[5]
+        envs, ply = c[1], c[5][0]
         over = (ply >= max_plies) | jnp.all(envs.done)
-        return c, (ply, jnp.sum(envs.done), over)
+        return c, (ply[None], jnp.sum(envs.done)[None], over[None])
 
     return start, plies
 
@@ -311,11 +345,15 @@ def play_games(
     env: Env,
     *,
     on_progress=None,
+    devices: int | None = None,
 ) -> tuple[list[GameRecord], float, float]:
     """Plays one game per key, ``a_first[g]`` saying whether A moves first in
     game ``g``, from the unbatched position ``env`` (X or O to move), jitted
     and batched: the host calls a compiled step of the games
-    (``_PLIES_PER_CALL`` plies) until every game is over.
+    (``_PLIES_PER_CALL`` plies) until every game is over.  The games are
+    sharded over ``devices`` local devices (default: all;
+    :mod:`c4jax.devices`): every device plays its block of the games, with
+    as many A-first as B-first rows.
 
     Args:
       keys: ``[G]`` PRNG keys, one per game: typed keys of any implementation
@@ -325,6 +363,11 @@ def play_games(
       env: the starting position of every game (one unbatched, running game).
       on_progress: called after every ply as ``on_progress(ply, finished)``
         with the number of finished games (padding rows included).
+      devices: local devices to shard the games over (default: all).  A
+        game does not depend on it, as long as each device holds more than
+        one game per side (an MCTS player searching one game alone runs 4
+        lanes by default, :attr:`c4jax.SearchOptions.lanes`; pass
+        ``lanes`` to the player to make that hold too).
     Returns:
       ``(records, run_seconds, compile_seconds)``; ``records[g]`` is game
       ``g``'s :class:`GameRecord`; ``compile_seconds`` is 0 when the same
@@ -334,7 +377,8 @@ def play_games(
       ``env``.
     Raises:
       ValueError: no games, not one key per game, a bad key, a player that
-        is not a :class:`Player`, a batched or finished ``env``.
+        is not a :class:`Player`, a batched or finished ``env``, a bad
+        ``devices``.
     """
     a_first = [bool(x) for x in a_first]
     num = len(a_first)
@@ -349,27 +393,32 @@ def play_games(
     if bool(env.done):
         raise ValueError("the starting position is a finished game")
     first_mover = int(env.to_move)  # 0: X moves first from env, 1: O does
+    mesh = game_mesh(devices)
     order_a = [g for g in range(num) if a_first[g]]
     order_b = [g for g in range(num) if not a_first[g]]
-    half = max(len(order_a), len(order_b))
+    half = round_up(max(len(order_a), len(order_b)), mesh)
+    local = half // mesh.size  # A-first (and B-first) rows per device
+    # Device d's block: A-first games d*local..(d+1)*local, then as many
+    # B-first ones; padding rows (finished games) take game 0's key and never
+    # draw.
+    pad_a = order_a + [-1] * (half - len(order_a))
+    pad_b = order_b + [-1] * (half - len(order_b))
+    rows = []
+    for d in range(mesh.size):
+        rows += pad_a[d * local:(d + 1) * local] + pad_b[d * local:(d + 1) * local]
+    live = np.asarray([g >= 0 for g in rows])
+    all_keys = keys[np.asarray([max(g, 0) for g in rows], np.int32)]
     dead = _finished_copy(env)
-    batch = lambda n: jax.tree.map(lambda x: jnp.broadcast_to(x, (n,) + x.shape), env)  # noqa: E731
-    envs_a = _pad_envs(batch(len(order_a)), half - len(order_a), dead)
-    envs_b = _pad_envs(batch(len(order_b)), half - len(order_b), dead)
-    envs = jax.tree.map(lambda a, b: jnp.concatenate([a, b]), envs_a, envs_b)
-    # Padding rows (finished games) take game 0's key: they never draw.
-    rows = [order_a + [0] * (half - len(order_a)), order_b + [0] * (half - len(order_b))]
-    all_keys = keys[np.asarray(rows[0] + rows[1], np.int32)]
-    cache_key = (player_a, player_b, half, env.game, str(jax.random.key_impl(keys)))
+    envs = jax.tree.map(
+        lambda x, d: jnp.where(jnp.asarray(live).reshape((len(rows),) + (1,) * x.ndim), x[None], d[None]), env, dead
+    )
+    cache_key = (player_a, player_b, half, env.game, str(jax.random.key_impl(keys)),
+                 tuple(d.id for d in mesh.devices.flat))
     compiled = _COMPILED.get(cache_key)
     compile_seconds = 0.0
     if compiled is None:
-        start, plies = _make_play_fns(player_a, player_b, half, env.game.max_plies)
-        t0 = time.perf_counter()
-        start_c = jax.jit(start).lower(all_keys, envs).compile()
-        state = jax.eval_shape(start, all_keys, envs)
-        plies_c = jax.jit(plies, donate_argnums=0).lower(state).compile()
-        compile_seconds = time.perf_counter() - t0
+        start, plies = _make_play_fns(player_a, player_b, local, env.game.max_plies)
+        start_c, plies_c, compile_seconds = compile_game_loop(start, plies, mesh, all_keys, envs)
         if len(_COMPILED) >= 16:
             _COMPILED.pop(next(iter(_COMPILED)))
         _COMPILED[cache_key] = compiled = (start_c, plies_c)
@@ -379,15 +428,16 @@ def play_games(
     while True:
         state, (ply, finished, over) = plies_c(state)
         if on_progress is not None:
-            on_progress(int(ply), int(finished))
-        if bool(over):
+            on_progress(int(np.max(ply)), int(np.sum(finished)))
+        if bool(np.all(over)):
             break
     winners = np.asarray(state[1].winner)
     moves = np.asarray(state[4])
     run_seconds = time.perf_counter() - t0
     records: list[GameRecord | None] = [None] * num
-    slots = [(g, i) for i, g in enumerate(order_a)] + [(g, half + i) for i, g in enumerate(order_b)]
-    for g, slot in slots:
+    for slot, g in enumerate(rows):
+        if g < 0:
+            continue
         seq = tuple(int(m) for m in moves[slot] if m >= 0)
         w = int(winners[slot])
         a_is_x = a_first[g] == (first_mover == 0)
@@ -409,6 +459,7 @@ def arena(
     *,
     batch_size: int | None = None,
     progress: bool = False,
+    devices: int | None = None,
 ) -> ArenaResult:
     """Plays ``num_games`` games between ``player_a`` and ``player_b``.
 
@@ -425,6 +476,8 @@ def arena(
         batches use less memory and update the progress bar more often; the
         results do not depend on it.
       progress: show a rich progress bar.
+      devices: local devices to shard every batch of games over (default:
+        all; see :func:`play_games`).
     Returns:
       :class:`ArenaResult` (A's wins/draws/losses with Wilson intervals, Elo,
       lengths, speed and every game).
@@ -442,6 +495,7 @@ def arena(
         from c4jax import connect4
 
         env = connect4.env_reset()
+    mesh = game_mesh(devices)  # ValueError for a bad count, before any work
     keys = jax.random.split(as_key(key), num_games)
     a_first = [g % 2 == 0 for g in range(num_games)]
     records: list[GameRecord] = []
@@ -451,10 +505,11 @@ def arena(
     def run_chunks(update):
         nonlocal seconds, compile_seconds
         for lo, hi in chunks:
-            pad = 2 * max(sum(a_first[lo:hi]), (hi - lo) - sum(a_first[lo:hi])) - (hi - lo)
+            pad = 2 * round_up(max(sum(a_first[lo:hi]), (hi - lo) - sum(a_first[lo:hi])), mesh) - (hi - lo)
             recs, run_s, comp_s = play_games(
                 keys[lo:hi], a_first[lo:hi], player_a, player_b, env,
                 on_progress=lambda ply, done: update(lo + max(0, done - pad)),
+                devices=devices,
             )
             records.extend(recs)
             seconds += run_s
@@ -538,7 +593,8 @@ def write_games(path, games: Iterable[GameRecord]) -> None:
 
 
 def read_games(path) -> list[GameRecord]:
-    """Reads games written by :func:`write_games`.
+    """Reads games written by :func:`write_games` or ``c4jax selfplay`` (whose
+    records also carry ``index``, ``seed``, ``visits`` and ``values``).
 
     Each record is replayed: its game must be one c4jax plays (the ``repr``
     of a :class:`~c4jax.connect4.Connect4` or ``TicTacToe()``), its moves legal
@@ -547,8 +603,10 @@ def read_games(path) -> list[GameRecord]:
     those moves.
 
     Raises:
-      ValueError: on a malformed or impossible record, naming the file and
-        the line (also for a file that is not UTF-8 text).
+      ValueError: on a malformed or impossible record (for self-play
+        records also visit counts of the wrong length, or a move the search
+        never visited), naming the file and the line (also for a file that
+        is not UTF-8 text).
     """
     out = []
     with open(path, encoding="utf-8") as f:
@@ -583,6 +641,12 @@ def _check_replay(record: GameRecord) -> None:
         if not m:
             raise ValueError(f"unknown game {name[:60]!r}: expected Connect4(rows=.., cols=.., connect=..) or TicTacToe()")
         game = connect4.make(*(int(x) for x in m.groups()))
+    if record.visits is not None:
+        for p, (row, move) in enumerate(zip(record.visits, record.moves)):
+            if len(row) != game.num_actions:
+                raise ValueError(f"visits at ply {p + 1} has {len(row)} counts; {name} has {game.num_actions} actions")
+            if row[move] <= 0:
+                raise ValueError(f"move {p + 1} ({move + 1}) was never visited by the search (visits {row})"[:160])
     if record.start_ply:
         return
     env = game.from_moves([a + 1 for a in record.moves])  # ValueError names an illegal move

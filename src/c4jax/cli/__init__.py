@@ -6,10 +6,11 @@ position, run an arena between two players, time the library.
     c4jax play [--game connect4|tictactoe] [--first human|ai] [--simulations N | --think SECONDS] [--show-search]
     c4jax analyze MOVES [--simulations N | --think SECONDS] [--plot visits.png]
     c4jax arena PLAYER_A PLAYER_B [--games G] [--out games.jsonl]
+    c4jax selfplay --games G --simulations N --out games.jsonl [--resume] [--devices K]
     c4jax bench [--quick]
 
 One module per command (:mod:`c4jax.cli.play`, ``analyze``, ``arena``,
-``bench``), what they share in :mod:`c4jax.cli.common`.  ``main(argv)``
+``selfplay``, ``bench``), what they share in :mod:`c4jax.cli.common`.  ``main(argv)``
 returns the exit status (0 on success, 2 for a bad argument, which is reported
 as one line on stderr, never as a traceback).  JAX's persistent compilation
 cache is switched on inside :func:`main` (never at import), in
@@ -30,7 +31,7 @@ import sys  # noqa: E402
 from typing import Sequence  # noqa: E402
 
 import c4jax  # noqa: E402
-from c4jax.cli import analyze, arena, bench, play  # noqa: E402
+from c4jax.cli import analyze, arena, bench, play, selfplay  # noqa: E402
 from c4jax.cli.common import (  # noqa: E402
     EXIT_USAGE,
     PROG,
@@ -54,13 +55,14 @@ examples:
   c4jax play --game tictactoe
   c4jax analyze 121212
   c4jax arena mcts:200 random --games 20
+  c4jax selfplay --games 100 --simulations 200 --out games.jsonl
   c4jax bench --quick
 Run 'c4jax COMMAND --help' for a command's options.
 """
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The ``c4jax`` argument parser (subcommands play, analyze, arena, bench)."""
+    """The ``c4jax`` argument parser (subcommands play, analyze, arena, selfplay, bench)."""
     parser = Parser(
         prog=PROG,
         description="Batched Monte Carlo Tree Search for Connect 4 and tic-tac-toe in JAX.",
@@ -70,7 +72,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"{PROG} {c4jax.__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     common, game = common_parent(), game_parent()
-    for command in (play, analyze, arena, bench):
+    for command in (play, analyze, arena, selfplay, bench):
         command.add_parser(sub, game, search_parent, common)
     return parser
 
@@ -86,7 +88,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return e.code if isinstance(e.code, int) else (0 if e.code is None else EXIT_USAGE)
     if args.command is None:
         sys.stderr.write(
-            f"{PROG}: error: a command is required: play, analyze, arena or bench (see '{PROG} --help')\n"
+            f"{PROG}: error: a command is required: play, analyze, arena, selfplay or bench (see '{PROG} --help')\n"
         )
         return EXIT_USAGE
     tolerate_any_encoding()

@@ -5,6 +5,7 @@ from __future__ import annotations
 from c4jax.cli.common import (
     Formatter,
     UsageError,
+    check_devices,
     check_writable,
     MAX_GAMES,
     file_arg,
@@ -45,6 +46,10 @@ def add_parser(sub, game, search_parent, common) -> None:
     p.add_argument("--seed", type=seed_arg, default=0, help="random seed (default: 0)")
     p.add_argument("--batch-size", type=int_arg, default=None, help="games per jitted call, even (default: all)")
     p.add_argument("--out", metavar="JSONL", type=file_arg, default=None, help="write every game as JSON lines")
+    p.add_argument(
+        "--devices", type=int_arg, default=None, metavar="K",
+        help="local devices to shard the games over (default: all)",
+    )
     p.set_defaults(func=run)
 
 
@@ -72,6 +77,7 @@ def run(args, con, t_start: float) -> int:
             raise UsageError("the perfect player plays tic-tac-toe only: add --game tictactoe")
     if args.out:
         check_writable(args.out, "the games")
+    check_devices(args.devices)
     result = arena(
         jax.random.key(args.seed),
         players[0],
@@ -80,6 +86,7 @@ def run(args, con, t_start: float) -> int:
         game.env_reset(),
         batch_size=args.batch_size,
         progress=True,
+        devices=args.devices,
     )
     print_table(con, result.table())
     if args.out:

@@ -264,6 +264,21 @@ def check_writable(path: str, what: str) -> None:
         raise UsageError(f"cannot write {what} {path!r}: permission denied")
 
 
+def check_devices(devices: int | None) -> None:
+    """UsageError unless ``--devices`` is None or in 1..(this process's
+    local devices)."""
+    if devices is None:
+        return
+    import jax
+
+    local = jax.local_devices()
+    if not 1 <= devices <= len(local):
+        raise UsageError(
+            f"--devices must be in 1..{len(local)} (this process has {len(local)} "
+            f"{local[0].platform.upper()} device{'s' if len(local) > 1 else ''}); got {devices}"
+        )
+
+
 def console(**kw):
     """The commands' rich Console (highlighting off).  ``NO_COLOR`` (any
     value) and ``TERM=dumb`` turn every escape code off, ``FORCE_COLOR``

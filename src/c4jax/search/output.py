@@ -68,6 +68,18 @@ class SearchOutput:
     proven_plies: jax.Array
 
 
+def sample_by_visits(key, visits, allowed, temperature, default):
+    """An action sampled with probability ``visits ** (1 / temperature)``
+    among the ``allowed`` visited ones (AlphaZero's move selection in
+    self-play, Silver et al. 2017, "Self-play"); ``default`` where none is
+    allowed and visited.  ``visits`` int32[A], ``allowed`` bool[A],
+    ``temperature`` > 0; returns int32[]."""
+    logp = jnp.log(jnp.maximum(visits.astype(jnp.float32), 1e-30)) / temperature
+    ok = allowed & (visits > 0)
+    sampled = jax.random.categorical(key, jnp.where(ok, logp, -jnp.inf)).astype(jnp.int32)
+    return jnp.where(jnp.any(ok), sampled, default)
+
+
 def search_output(key, tree: mctx.Tree, env: Env, opts: SearchOptions, solver) -> SearchOutput:
     """The :class:`SearchOutput` of one game (unbatched) from its final tree;
     ``key`` is consumed when ``opts.temperature > 0``."""
@@ -92,10 +104,7 @@ def search_output(key, tree: mctx.Tree, env: Env, opts: SearchOptions, solver) -
         kept = playable & (visits >= jnp.max(jnp.where(playable, visits, 0)) - 1)
         action = jnp.argmax(jnp.where(kept, gumbel_score, -jnp.inf)).astype(jnp.int32)
     if opts.temperature > 0:
-        logp = jnp.log(jnp.maximum(visits.astype(jnp.float32), 1e-30)) / opts.temperature
-        logp = jnp.where(playable & (visits > 0), logp, -jnp.inf)
-        sampled = jax.random.categorical(key, logp).astype(jnp.int32)
-        action = jnp.where(jnp.any(playable & (visits > 0)), sampled, action)
+        action = sample_by_visits(key, visits, playable, opts.temperature, action)
     total = jnp.sum(visits)
     weights = visits.astype(jnp.float32) / jnp.maximum(total, 1).astype(jnp.float32)
     q_lower, q_upper, q_plies = solver.qvalue_bounds(tree)

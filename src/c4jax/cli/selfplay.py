@@ -1,0 +1,265 @@
+"""``c4jax selfplay``: self-play games with the search's visit counts and
+values at every ply, as JSON lines, sharded over every device, resumable, on
+one host or several (``jax.distributed``)."""
+
+from __future__ import annotations
+
+import glob
+import os
+import re
+
+from c4jax.cli.common import (
+    Formatter,
+    UsageError,
+    check_devices,
+    check_writable,
+    file_arg,
+    int_arg,
+    make_game,
+    search_options,
+    seed_arg,
+)
+
+SELFPLAY_EPILOG = """\
+Every line of FILE is one game: game, x, o, result ("X", "O" or "draw"), plies,
+moves (1-based), index (the game's number: its key is fold_in(key(seed), index)),
+seed, visits (per ply, the root's visit counts) and values (per ply, the root
+value for the player to move).  c4jax.read_games reads them.
+
+examples:
+  c4jax selfplay --games 1000 --simulations 400 --out games.jsonl
+  c4jax selfplay --games 1000 --simulations 400 --out games.jsonl --resume
+  c4jax selfplay --game tictactoe --games 200 --simulations 64 --out ttt.jsonl --devices 2
+  # two hosts (each plays the games with index % 2 == its id; process 0 merges):
+  c4jax selfplay --games 4096 --out g.jsonl --coordinator host0:1234 --num-processes 2 --process-id 0
+  c4jax selfplay --games 4096 --out g.jsonl --coordinator host0:1234 --num-processes 2 --process-id 1
+"""
+
+MAX_GAMES = 100_000_000
+
+
+def add_parser(sub, game, search_parent, common) -> None:
+    """Adds the ``selfplay`` command to the subparsers ``sub``."""
+    p = sub.add_parser(
+        "selfplay",
+        parents=[game, search_parent(200), common],
+        help="self-play games with the search's visit counts, as JSON lines",
+        description="Self-play: both sides the same MCTS with subtree reuse; the first plies sampled\n"
+        "from the visit counts, then the most visited move.  Writes one JSON line per game\n"
+        "with every ply's root visit counts and value (AlphaZero-style training data).",
+        epilog=SELFPLAY_EPILOG,
+        formatter_class=Formatter,
+    )
+    p.add_argument("--games", type=int_arg, default=100, help="number of games (default: 100)")
+    p.add_argument("--seed", type=seed_arg, default=0, help="random seed (default: 0)")
+    p.add_argument("--out", metavar="FILE", type=file_arg, required=True, help="the JSON-lines file to write")
+    p.add_argument(
+        "--resume", action="store_true",
+        help="continue an interrupted run: the games already in FILE are not played again",
+    )
+    p.add_argument(
+        "--temperature-plies", type=int_arg, default=8, metavar="K",
+        help="plies whose move is sampled from the visit counts (default: 8); then the most visited",
+    )
+    p.add_argument("--temperature", type=float, default=1.0, help="sampling temperature (default: 1)")
+    p.add_argument(
+        "--dirichlet-fraction", type=float, default=0.0, metavar="F",
+        help="root prior (1 - F) p + F Dir(alpha), AlphaZero's exploration noise (default: 0, off)",
+    )
+    p.add_argument("--dirichlet-alpha", type=float, default=0.3, metavar="ALPHA", help="(default: 0.3)")
+    p.add_argument("--devices", type=int_arg, default=None, metavar="K", help="local devices to use (default: all)")
+    p.add_argument(
+        "--batch-size", type=int_arg, default=None, help="games per compiled batch (default: all, up to 1024)"
+    )
+    d = p.add_argument_group("several processes (jax.distributed)")
+    d.add_argument("--coordinator", default=None, metavar="HOST:PORT",
+                   help="process 0's address (default: $JAX_COORDINATOR_ADDRESS)")
+    d.add_argument("--num-processes", type=int_arg, default=None, metavar="N",
+                   help="(default: $JAX_NUM_PROCESSES)")
+    d.add_argument("--process-id", type=int_arg, default=None, metavar="I", help="(default: $JAX_PROCESS_ID)")
+    d.add_argument(
+        "--merge", action="store_true",
+        help="only join the part files FILE.part-I-of-N of an earlier multi-process run into FILE",
+    )
+    p.set_defaults(func=run)
+
+
+def part_path(out: str, index: int, count: int) -> str:
+    """The file process ``index`` of ``count`` writes (``out`` itself for one)."""
+    return out if count == 1 else f"{out}.part-{index}-of-{count}"
+
+
+def _check_run_args(args) -> None:
+    if not 1 <= args.games <= MAX_GAMES:
+        raise UsageError(f"--games must be in 1..{MAX_GAMES:,}; got {args.games:,}")
+    if args.think is not None:
+        raise UsageError("selfplay searches a fixed number of simulations per move: use --simulations, not --think")
+    if args.temperature_plies < 0:
+        raise UsageError(f"--temperature-plies must be >= 0; got {args.temperature_plies}")
+    if not 0 < args.temperature < float("inf"):
+        raise UsageError(f"--temperature must be a number > 0; got {args.temperature}")
+    if not 0 <= args.dirichlet_fraction <= 1:
+        raise UsageError(f"--dirichlet-fraction must be in [0, 1]; got {args.dirichlet_fraction}")
+    if not 0 < args.dirichlet_alpha < float("inf"):
+        raise UsageError(f"--dirichlet-alpha must be a number > 0; got {args.dirichlet_alpha}")
+    if args.batch_size is not None and args.batch_size < 1:
+        raise UsageError(f"--batch-size must be >= 1; got {args.batch_size}")
+
+
+def _existing(path: str, game, player_name: str, seed: int, games: int, con) -> list:
+    """The records already in ``path`` (for --resume), after dropping an
+    unfinished last line; UsageError if they belong to another run."""
+    from c4jax.arena import read_games
+
+    if not os.path.exists(path):
+        return []
+    with open(path, "rb+") as f:
+        data = f.read()
+        end = data.rfind(b"\n") + 1
+        if end < len(data):  # a write cut short: drop the partial line
+            f.truncate(end)
+            con.print(f"Dropped an unfinished last line of {path} ({len(data) - end} bytes)")
+    try:
+        records = read_games(path)
+    except ValueError as e:
+        raise UsageError(f"cannot resume from {path!r}: {e}") from None
+    for r in records:
+        if (r.game, r.x_player, r.seed) != (repr(game), player_name, seed) or r.index is None or r.index >= games:
+            raise UsageError(
+                f"{path!r} holds games of another run ({r.game}, {r.x_player}, seed {r.seed}, "
+                f"index {r.index}; this run: {repr(game)}, {player_name}, seed {seed}, {games} games): "
+                "use another --out, or the same settings"
+            )
+    seen = [r.index for r in records]
+    if len(set(seen)) != len(seen):
+        raise UsageError(f"{path!r} holds a game twice: not a file c4jax selfplay wrote")
+    return records
+
+
+def _append(path: str, records) -> None:
+    """Appends whole lines with one write and an fsync: a killed run leaves
+    whole lines (a write cut short by a crash is dropped by --resume)."""
+    data = "".join(r.to_json() + "\n" for r in records).encode("utf-8")
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def merge_parts(out: str, games: int) -> int:
+    """Joins ``out.part-I-of-N`` into ``out`` (written to a temporary file
+    and renamed: all or nothing), in index order, after checking that every
+    game ``0..games-1`` is there exactly once; removes the parts.  Returns
+    the number of games.  UsageError when parts or games are missing or
+    doubled."""
+    from c4jax.arena import read_games
+
+    parts = sorted(glob.glob(glob.escape(out) + ".part-*-of-*"))
+    counts = {int(m.group(1)) for p in parts if (m := re.search(r"\.part-\d+-of-(\d+)$", p))}
+    if not parts or len(counts) != 1:
+        raise UsageError(f"no part files {out}.part-I-of-N of one run to merge (found {len(parts)})")
+    n = counts.pop()
+    expected = [part_path(out, i, n) for i in range(n)]
+    missing = [p for p in expected if p not in parts]
+    if missing:
+        raise UsageError(f"cannot merge: {len(missing)} of {n} part files missing ({missing[0]}, ...)")
+    records = []
+    for p in expected:
+        try:
+            records.extend(read_games(p))
+        except ValueError as e:
+            raise UsageError(f"cannot merge: {e}") from None
+    by_index: dict[int, object] = {}
+    for r in records:
+        if r.index is None or r.index in by_index:
+            raise UsageError(f"cannot merge: game {r.index} is in the parts twice (or has no index)")
+        by_index[r.index] = r
+    lacking = sorted(set(range(games)) - set(by_index))
+    if lacking or len(by_index) != games:
+        raise UsageError(
+            f"cannot merge: the parts hold {len(by_index)} games, not games 0..{games - 1} "
+            f"(missing: {lacking[:5]}{'...' if len(lacking) > 5 else ''}); resume the processes first"
+        )
+    tmp = f"{out}.merging"
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.writelines(by_index[g].to_json() + "\n" for g in range(games))
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, out)
+    for p in expected:
+        os.remove(p)
+    return games
+
+
+def run(args, con, t_start: float) -> int:
+    from c4jax.devices import initialize_distributed, process_share
+
+    _check_run_args(args)
+    game = make_game(args)
+    if args.merge:
+        check_writable(args.out, "the games")
+        n = merge_parts(args.out, args.games)
+        con.print(f"Merged {n} games into {args.out}")
+        return 0
+    try:
+        index, count = initialize_distributed(args.coordinator, args.num_processes, args.process_id)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+
+    import jax
+
+    from c4jax.selfplay import selfplay
+
+    check_devices(args.devices)
+
+    path = part_path(args.out, index, count)
+    check_writable(path, "the games")
+    name = f"mcts:{args.simulations}"
+    if os.path.exists(path) and os.path.getsize(path) and not args.resume:
+        raise UsageError(f"{path!r} exists: pass --resume to continue that run, or choose another --out")
+    done = _existing(path, game, name, args.seed, args.games, con) if args.resume else []
+    have = {r.index for r in done}
+    todo = process_share([g for g in range(args.games) if g not in have], index, count)
+    where = f"process {index} of {count}: " if count > 1 else ""
+    if done:
+        con.print(f"{where}{len(done)} games already in {path}; playing the {len(todo)} missing")
+    options = search_options(args)
+    if args.dirichlet_fraction > 0:
+        options.update(dirichlet_fraction=args.dirichlet_fraction, dirichlet_alpha=args.dirichlet_alpha)
+    if todo:
+        try:
+            result = selfplay(
+                jax.random.key(args.seed), args.simulations, todo, game.env_reset(),
+                temperature_plies=args.temperature_plies, temperature=args.temperature, devices=args.devices,
+                batch_size=args.batch_size, seed=args.seed, on_batch=lambda recs: _append(path, recs),
+                progress=True, **options,
+            )
+        except ValueError as e:
+            raise UsageError(str(e)) from None
+        s = result.summary()
+        d = result.num_devices
+        con.print(
+            f"{where}{s['games']} games, {s['plies']} plies, {s['simulations']:,} simulations in "
+            f"{s['seconds']:.1f} s (compiling {s['compile_seconds']:.1f} s apart) on {d} "
+            f"{jax.local_devices()[0].platform.upper()} device{'s' if d > 1 else ''}"
+        )
+        con.print(
+            f"per device: {s['games_per_second_per_device']:.2f} games/s, "
+            f"{s['simulations_per_second_per_device']:,.0f} simulations/s, "
+            f"{s['plies_per_second_per_device']:,.1f} plies/s"
+        )
+        con.print(f"Wrote {s['games']} games to {path}")
+    else:
+        con.print(f"{where}every game of this run is in {path} already: nothing to play")
+    if count > 1:
+        from jax.experimental import multihost_utils
+
+        multihost_utils.sync_global_devices("c4jax selfplay: every part written")
+        if index == 0:
+            n = merge_parts(args.out, args.games)
+            con.print(f"Merged {n} games from {count} processes into {args.out}")
+    return 0

@@ -1,0 +1,148 @@
+"""Games spread over devices and hosts: the batch of games sharded over a
+process's local devices, and JAX's multi-host runtime.
+
+* :func:`game_mesh` is a one-axis :class:`jax.sharding.Mesh` (axis
+  ``"games"``) over this process's first ``K`` local devices;
+  :func:`over_games` runs a function of a batch of games on it with
+  :func:`jax.shard_map`: every device runs the function on its own block of
+  the batch (``[B / K]`` games) with no communication between devices and no
+  Python loop over them.  Self-play and the arena play their games this way.
+  Every game's moves depend only on its own key, so the games do not depend
+  on how many devices play them (tested on 1, 2 and 4 forced CPU devices).
+* :func:`initialize_distributed` starts :func:`jax.distributed.initialize`
+  from flags or the usual environment variables; each process then plays
+  its share of the games on its own local devices (:func:`process_share`).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Callable, Sequence
+
+import jax
+import numpy as np
+from jax.sharding import Mesh, PartitionSpec
+
+__all__ = [
+    "GAMES_AXIS", "game_mesh", "over_games", "compile_game_loop", "round_up", "initialize_distributed", "process_share",
+]
+
+GAMES_AXIS = "games"
+
+
+def game_mesh(devices: int | None = None) -> Mesh:
+    """A one-axis mesh (``"games"``) over this process's first ``devices``
+    local devices (default: all of them).
+
+    Raises:
+      ValueError: ``devices`` is not an int in ``1..len(jax.local_devices())``.
+    """
+    local = jax.local_devices()
+    if devices is None:
+        devices = len(local)
+    if isinstance(devices, bool) or not isinstance(devices, (int, np.integer)) or not 1 <= devices <= len(local):
+        raise ValueError(
+            f"devices must be an int in 1..{len(local)} (this process has {len(local)} "
+            f"{local[0].platform.upper()} device{'s' if len(local) > 1 else ''}); got {devices!r}"
+        )
+    return Mesh(np.array(local[: int(devices)]), (GAMES_AXIS,))
+
+
+def round_up(n: int, mesh: Mesh) -> int:
+    """The smallest multiple of the mesh's size that is ``>= n``."""
+    k = mesh.size
+    return -(-n // k) * k
+
+
+def over_games(fn: Callable, mesh: Mesh, in_specs, out_specs) -> Callable:
+    """``fn`` run by every device of ``mesh`` on its block of the games
+    (:func:`jax.shard_map`); ``in_specs``/``out_specs`` as shard_map's, with
+    ``GAMES`` (``PartitionSpec("games")``) for a leading batch axis of games
+    and ``PartitionSpec()`` for a value every device gets whole."""
+    return jax.shard_map(fn, mesh=mesh, in_specs=in_specs, out_specs=out_specs, check_vma=False)
+
+
+GAMES = PartitionSpec(GAMES_AXIS)
+
+
+def compile_game_loop(start: Callable, step: Callable, mesh: Mesh, keys, envs) -> tuple[Callable, Callable, float]:
+    """Compiles (ahead of time) a loop over a batch of games sharded over
+    ``mesh``: ``start(keys, envs) -> state`` and ``step(state) -> (state,
+    stats)``, both on one device's block, every leaf with a leading axis of
+    games (per-device counters as ``[1]``).  The state stays on its devices
+    between calls (``step`` donates it).  Returns ``(start, step,
+    compile_seconds)``."""
+    from jax.sharding import NamedSharding
+
+    sharded = NamedSharding(mesh, GAMES)
+    t0 = time.perf_counter()
+    start_c = jax.jit(over_games(start, mesh, GAMES, GAMES), out_shardings=sharded).lower(keys, envs).compile()
+    step_c = (
+        jax.jit(over_games(step, mesh, GAMES, (GAMES, GAMES)), donate_argnums=0, out_shardings=(sharded, sharded))
+        .lower(start_c.out_info)
+        .compile()
+    )
+    return start_c, step_c, time.perf_counter() - t0
+
+
+def _env_int(name: str) -> int | None:
+    value = os.environ.get(name)
+    if value is None or not value.strip():
+        return None
+    try:
+        return int(value)
+    except ValueError:
+        raise ValueError(f"{name} must be an integer; got {value!r}") from None
+
+
+def initialize_distributed(
+    coordinator: str | None = None, num_processes: int | None = None, process_id: int | None = None
+) -> tuple[int, int]:
+    """Joins a multi-process run with :func:`jax.distributed.initialize`
+    (before anything else uses JAX), or does nothing for one process.
+
+    Each value comes from its argument, else from the environment variable
+    ``JAX_COORDINATOR_ADDRESS`` (``host:port`` of process 0),
+    ``JAX_NUM_PROCESSES`` or ``JAX_PROCESS_ID``.  With none of them set the
+    run is one process, unless a cluster JAX detects by itself (SLURM, Open
+    MPI, Cloud TPU) is named by ``JAX_COORDINATOR_ADDRESS=auto``.
+
+    Returns:
+      ``(process_index, process_count)``.
+    Raises:
+      ValueError: some but not all of the three given, a count below 1, or a
+        process id outside ``0..num_processes - 1``.
+    """
+    coordinator = coordinator or os.environ.get("JAX_COORDINATOR_ADDRESS") or None
+    num_processes = num_processes if num_processes is not None else _env_int("JAX_NUM_PROCESSES")
+    process_id = process_id if process_id is not None else _env_int("JAX_PROCESS_ID")
+    if coordinator == "auto":
+        jax.distributed.initialize()
+        return jax.process_index(), jax.process_count()
+    given = [x is not None for x in (coordinator, num_processes, process_id)]
+    if not any(given):
+        return 0, 1
+    if not all(given):
+        raise ValueError(
+            "a multi-process run needs the coordinator address, the number of processes and this "
+            "process's id (--coordinator HOST:PORT --num-processes N --process-id I, or "
+            "JAX_COORDINATOR_ADDRESS, JAX_NUM_PROCESSES, JAX_PROCESS_ID)"
+        )
+    if num_processes < 1:
+        raise ValueError(f"the number of processes must be >= 1; got {num_processes}")
+    if not 0 <= process_id < num_processes:
+        raise ValueError(f"the process id must be in 0..{num_processes - 1}; got {process_id}")
+    if num_processes == 1:
+        return 0, 1
+    jax.distributed.initialize(coordinator, num_processes, process_id)
+    return jax.process_index(), jax.process_count()
+
+
+def process_share(indices: Sequence[int], process_index: int, process_count: int) -> list[int]:
+    """The games of ``indices`` that process ``process_index`` of
+    ``process_count`` plays: those with ``g % process_count ==
+    process_index`` (each game exactly once over all processes, whatever
+    each process has already played; shares of ``range(G)`` within one game
+    of each other)."""
+    return [g for g in indices if g % process_count == process_index]

@@ -1,0 +1,329 @@
+"""Self-play: games of one MCTS against itself, with the search's statistics
+at every ply, batched, jitted and sharded over the devices.
+
+AlphaZero's data generation (Silver et al. 2017, "Self-play"; Silver et al.
+2018): both sides are the same search with subtree reuse (one tree per game
+that keeps the subtree of every move played), the move sampled in
+proportion to the root's visit counts (temperature 1, or ``visits ** (1 /
+temperature)``) for the first ``temperature_plies`` plies and the search's
+own choice (the most visited move, proven results first) after, optionally
+with Dirichlet noise on the root prior.  Every ply keeps the root's visit
+counts (the policy target) and the root value for the player to move.
+
+Game ``g`` of a run uses the key ``jax.random.fold_in(key, g)`` and nothing
+else, so a game is the same whatever else is played with it: on 1, 2 or 4
+devices, in any batch, in one process or several, in a run or its resumed
+remainder (tested).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import time
+from typing import Any, Callable, Sequence
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from c4jax.arena import GameRecord
+from c4jax.devices import compile_game_loop, game_mesh, round_up
+from c4jax.env import NO_WINNER, Env
+from c4jax.keys import as_key
+from c4jax.players import mcts_player
+from c4jax.search.output import sample_by_visits
+
+__all__ = ["SelfPlayResult", "selfplay", "MAX_GAMES"]
+
+MAX_GAMES = 100_000_000  # game indices of one run
+
+
+@dataclasses.dataclass(frozen=True)
+class SelfPlayResult:
+    """What :func:`selfplay` returns: the games (:class:`GameRecord` with
+    ``index``, ``visits`` and ``values``, in the order played) and the speed.
+
+    ``seconds`` is the time of play without compiling (``compile_seconds``,
+    apart); ``plies`` the moves played, ``simulations`` the new simulations
+    searched (``plies * num_simulations``; the reused subtrees come on top);
+    the rates are for all ``num_devices`` devices together (per device:
+    divide by ``num_devices``).
+    """
+
+    games: tuple[GameRecord, ...]
+    num_devices: int
+    seconds: float
+    compile_seconds: float
+    plies: int
+    simulations: int
+
+    @property
+    def games_per_second(self) -> float:
+        return len(self.games) / self.seconds if self.seconds > 0 else math.inf
+
+    @property
+    def plies_per_second(self) -> float:
+        return self.plies / self.seconds if self.seconds > 0 else math.inf
+
+    @property
+    def simulations_per_second(self) -> float:
+        return self.simulations / self.seconds if self.seconds > 0 else math.inf
+
+    def summary(self) -> dict[str, Any]:
+        """The speed, JSON-ready (per device too)."""
+        d = {
+            "games": len(self.games), "plies": self.plies, "simulations": self.simulations,
+            "devices": self.num_devices, "seconds": self.seconds, "compile_seconds": self.compile_seconds,
+            "games_per_second": self.games_per_second, "plies_per_second": self.plies_per_second,
+            "simulations_per_second": self.simulations_per_second,
+        }
+        for k in ("games_per_second", "plies_per_second", "simulations_per_second"):
+            d[k + "_per_device"] = d[k] / self.num_devices
+        return d
+
+
+def _make_fns(player, temperature_plies: int, temperature: float, max_plies: int, num_actions: int):
+    """``(start, ply)`` on one device's block of games: ``start(keys, envs)``
+    is the state, ``ply(state) -> (state, finished int32[1])`` plays one ply
+    of every live game."""
+
+    def start(keys, envs):
+        b = keys.shape[0]
+        return dict(
+            keys=keys, envs=envs, tree=player.init(envs),
+            moves=jnp.full((b, max_plies), -1, jnp.int32),
+            visits=jnp.zeros((b, max_plies, num_actions), jnp.int32),
+            values=jnp.zeros((b, max_plies), jnp.float32),
+            ply=jnp.zeros((b,), jnp.int32),  # the same in every row
+        )
+
+    def ply(state):
+        envs = state["envs"]
+        game = envs.game
+        p = state["ply"][0]
+        both = jax.vmap(lambda k: jax.random.split(jax.random.fold_in(k, p)))(state["keys"])
+        out, tree = player.search(both[:, 0], envs, state["tree"])
+        if temperature_plies > 0:
+            # Sampled among the moves not proven lost (illegal ones are [-1, -1]).
+            sampled = jax.vmap(lambda k, v, ok, a: sample_by_visits(k, v, ok, temperature, a))(
+                both[:, 1], out.visit_counts, out.qvalue_upper > -1.0, out.action
+            )
+            action = jnp.where(p < temperature_plies, sampled, out.action)
+        else:
+            action = out.action
+        live = ~envs.done
+        action = jnp.where(live, action, -1).astype(jnp.int32)
+        state = dict(
+            state,
+            envs=jax.vmap(game.env_step)(envs, action)[0],
+            tree=player.observe(tree, action),
+            moves=state["moves"].at[:, p].set(action),
+            visits=state["visits"].at[:, p].set(jnp.where(live[:, None], out.visit_counts, 0)),
+            values=state["values"].at[:, p].set(jnp.where(live, out.value, 0.0)),
+            ply=state["ply"] + 1,
+        )
+        return state, jnp.sum(state["envs"].done).astype(jnp.int32)[None]
+
+    return start, ply
+
+
+# Compiled programs by their settings (the same run settings compile once per
+# process); at most _KEEP kept, the oldest dropped.
+_COMPILED: dict = {}
+_KEEP = 8
+
+
+def _compiled(settings, player, temperature_plies, temperature, env: Env, mesh, rows: int, keys, envs):
+    cached = _COMPILED.get(settings)
+    if cached is not None:
+        return cached, 0.0
+    game = env.game
+    start, ply = _make_fns(player, temperature_plies, temperature, game.max_plies, game.num_actions)
+    start_c, ply_c, seconds = compile_game_loop(start, ply, mesh, keys, envs)
+    if len(_COMPILED) >= _KEEP:
+        _COMPILED.pop(next(iter(_COMPILED)))
+    _COMPILED[settings] = (start_c, ply_c)
+    return (start_c, ply_c), seconds
+
+
+def _check_int(name: str, value, lo: int, hi: int | None = None) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < lo or (hi is not None and value > hi):
+        allowed = f"an int >= {lo}" if hi is None else f"an int in {lo}..{hi:,}"
+        raise ValueError(f"{name} must be {allowed}; got {value!r}")
+    return int(value)
+
+
+def selfplay(
+    key: jax.Array,
+    num_simulations: int,
+    games: int | Sequence[int],
+    env: Env | None = None,
+    *,
+    temperature_plies: int = 8,
+    temperature: float = 1.0,
+    devices: int | None = None,
+    batch_size: int | None = None,
+    seed: int | None = None,
+    on_batch: Callable[[list[GameRecord]], None] | None = None,
+    progress: bool = False,
+    **options: Any,
+) -> SelfPlayResult:
+    """Self-play games of one MCTS with subtree reuse against itself.
+
+    Args:
+      key: PRNG key (typed of any implementation, or a raw
+        ``jax.random.PRNGKey``); game ``g`` uses
+        ``jax.random.fold_in(key, g)``.
+      num_simulations: new simulations per move (int >= 1); the subtree kept
+        from the last move comes on top.
+      games: how many games (``G``: games ``0..G-1``), or the game indices
+        to play (e.g. the ones a resumed run lacks, or one process's share).
+      env: the unbatched, running start position (default: standard
+        Connect 4's empty board); any game and board size.
+      temperature_plies: plies (from the start position) whose move is
+        sampled from the root's visit counts; later moves are the search's
+        own choice (most visited, proven results first).
+      temperature: > 0; the move is sampled with probability
+        ``visits ** (1 / temperature)`` among the moves not proven to lose.
+      devices: local devices to shard every batch of games over (default:
+        all; :func:`c4jax.devices.game_mesh`).
+      batch_size: games per compiled batch, rounded up to a multiple of the
+        devices (padding rows are finished games that never move); one
+        compiled program serves every call with the same batch size.
+        Default: all the games, up to 1,024.
+      seed: stamped on every record (``"seed"``), for a resumed run to check
+        that it continues the same run.
+      on_batch: called with each batch's records (in index order) once the
+        batch is over, before the next starts (the CLI appends them to its
+        file here).
+      progress: show a rich progress bar.
+      **options: :func:`c4jax.run_mcts`'s options (``dirichlet_fraction``
+        and ``dirichlet_alpha`` for root noise, ``selection``, ``prior``,
+        ``value_fn``, ...; ``options=SearchOptions(...)``); ``lanes``
+        defaults to 1 (a batch's default) even where a device holds one game.
+    Returns:
+      :class:`SelfPlayResult`; every record's ``x`` and ``o`` are the
+      player's name (``mcts:N``), ``visits[p]`` the root's visit counts at
+      ply ``p`` (summing to ``num_simulations`` plus the visits of the kept
+      subtree's root, less its expansion), ``values[p]`` the root value for
+      the player to move.
+    Raises:
+      ValueError: a bad key, count, index list, temperature, device count
+        or batch size, a finished or batched ``env``, or bad search options
+        (named as :func:`c4jax.run_mcts` names them).
+    """
+    num_simulations = _check_int("num_simulations", num_simulations, 1)
+    if isinstance(games, (int, np.integer)):  # bools are refused by _check_int
+        indices = list(range(_check_int("games", games, 1, MAX_GAMES)))
+    else:
+        try:
+            indices = list(games)
+        except TypeError:
+            raise ValueError(f"games must be an int >= 1 or a list of game indices; got {games!r}") from None
+        if not all(isinstance(g, (int, np.integer)) and not isinstance(g, bool) for g in indices):
+            raise ValueError(f"games: the game indices must be ints; got {indices[:5]!r}")
+        indices = [int(g) for g in indices]
+        if not indices or len(set(indices)) != len(indices) or any(not 0 <= g < MAX_GAMES for g in indices):
+            raise ValueError(f"games: the game indices must be distinct ints in 0..{MAX_GAMES - 1:,}, at least one")
+    temperature_plies = _check_int("temperature_plies", temperature_plies, 0)
+    if isinstance(temperature, bool) or not isinstance(temperature, (int, float)) or not (
+        0 < temperature < math.inf
+    ):
+        raise ValueError(f"temperature must be a number > 0; got {temperature!r}")
+    if env is None:
+        from c4jax import connect4
+
+        env = connect4.env_reset()
+    if not isinstance(env, Env) or env.batch_shape:
+        raise ValueError("env is the one starting position of every game (an unbatched Env)")
+    if bool(env.done):
+        raise ValueError("the starting position is a finished game")
+    mesh = game_mesh(devices)
+    if batch_size is not None:
+        batch_size = _check_int("batch_size", batch_size, 1)
+    from c4jax.search.options import options_from_kwargs
+
+    opts = options_from_kwargs(options)  # ValueError for bad options
+    if opts.lanes is None:
+        # A batch's default (one lane) however few games a device holds: a
+        # game must not depend on the number of devices.
+        opts = dataclasses.replace(opts, lanes=1)
+    player = mcts_player(num_simulations, options=opts)
+    key = as_key(key)
+    # An explicit batch size is one compiled shape for every call (a resumed
+    # run's remainder compiles nothing new); by default, all games up to 1,024.
+    rows = round_up(batch_size or min(1024, len(indices)), mesh)
+    game = env.game
+    settings = (
+        num_simulations, repr(opts), temperature_plies,
+        float(temperature), game, rows, tuple(d.id for d in mesh.devices.flat), str(jax.random.key_impl(key)),
+    )
+    dead = dataclasses.replace(env, done=jnp.bool_(True))
+    records: list[GameRecord] = []
+    seconds = compile_seconds = 0.0
+    plies = 0
+
+    def batch_inputs(chunk):
+        keys = jax.vmap(lambda g: jax.random.fold_in(key, g))(
+            jnp.asarray(chunk + [0] * (rows - len(chunk)), jnp.uint32)
+        )
+        live = jnp.arange(rows) < len(chunk)
+        envs = jax.tree.map(
+            lambda x, d: jnp.where(live.reshape((rows,) + (1,) * x.ndim), x[None], d[None]), env, dead
+        )
+        return keys, envs
+
+    def run(update):
+        nonlocal seconds, compile_seconds, plies
+        for lo in range(0, len(indices), rows):
+            chunk = indices[lo:lo + rows]
+            keys, envs = batch_inputs(chunk)
+            (start_c, ply_c), comp = _compiled(
+                settings, player, temperature_plies, temperature, env, mesh, rows, keys, envs
+            )
+            compile_seconds += comp
+            t0 = time.perf_counter()
+            state = start_c(keys, envs)
+            pad = rows - len(chunk)
+            for _ in range(game.max_plies):
+                state, finished = ply_c(state)
+                done = int(np.sum(np.asarray(finished)))
+                update(lo + max(0, done - pad))
+                if done == rows:
+                    break
+            moves = np.asarray(state["moves"])
+            visits = np.asarray(state["visits"])
+            values = np.asarray(state["values"])
+            winners = np.asarray(state["envs"].winner)
+            seconds += time.perf_counter() - t0
+            batch = []
+            for i, g in enumerate(chunk):
+                n = int(np.sum(moves[i] >= 0))
+                w = int(winners[i])
+                batch.append(GameRecord(
+                    moves=tuple(int(m) for m in moves[i, :n]), x_player=player.name, o_player=player.name,
+                    result="draw" if w == NO_WINNER else "XO"[w], game=repr(game), start_ply=int(env.ply),
+                    index=int(g), seed=seed, visits=tuple(tuple(int(v) for v in row) for row in visits[i, :n]),
+                    values=tuple(float(v) for v in values[i, :n]),
+                ))
+                plies += n
+            records.extend(batch)
+            if on_batch is not None:
+                on_batch(batch)
+            update(lo + len(chunk))
+
+    if progress:
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        with Progress(
+            TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn()
+        ) as bar:
+            task = bar.add_task(f"self-play {player.name}", total=len(indices))
+            run(lambda finished: bar.update(task, completed=finished))
+    else:
+        run(lambda finished: None)
+    return SelfPlayResult(
+        games=tuple(records), num_devices=mesh.size, seconds=seconds, compile_seconds=compile_seconds,
+        plies=plies, simulations=plies * num_simulations,
+    )

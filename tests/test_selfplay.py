@@ -1,0 +1,235 @@
+"""Self-play (issue 13): records with visit counts and values, the same games
+on 1, 2 and 4 devices, two processes with jax.distributed, resume after a
+kill, and the command's errors.
+
+Every game here is tic-tac-toe at 16 simulations, so the in-process runs
+share one compiled program and the command's runs share the session's
+compilation cache."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import textwrap
+import time
+
+import jax
+import numpy as np
+import pytest
+
+import c4jax
+from c4jax import tictactoe as ttt
+
+N = 16
+GAMES = 8
+# Room for every node a game can add (9 plies of N simulations), so that the
+# kept subtree is never cut short by a full tree and the visit counts add up
+# exactly (a full tree backs simulations up through unexpanded edges).
+CAPACITY = N * 9 + 2
+SETTINGS = dict(temperature_plies=2, capacity=CAPACITY, batch_size=4)
+CMD = [sys.executable, "-m", "c4jax.cli", "selfplay", "--game", "tictactoe", "-n", str(N)]
+
+
+@pytest.fixture(scope="module")
+def run():
+    return c4jax.selfplay(jax.random.key(0), N, GAMES, ttt.env_reset(), **SETTINGS)
+
+
+def lines(records):
+    return [r.to_json() for r in records]
+
+
+def test_records_replay_and_visits_add_up(run, tmp_path):
+    assert [r.index for r in run.games] == list(range(GAMES))
+    path = tmp_path / "g.jsonl"
+    c4jax.write_games(path, run.games)
+    back = c4jax.read_games(path)  # replays every game to its result
+    assert lines(back) == lines(run.games)
+    for r in run.games:
+        v = np.array(r.visits)
+        assert v.shape == (len(r.moves), 9) and len(r.values) == len(r.moves)
+        assert r.x_player == r.o_player == f"mcts:{N}"
+        assert v[0].sum() == N  # a fresh tree
+        for p in range(1, len(r.moves)):
+            # N new simulations on top of the kept subtree, whose root had
+            # the visits of the move played, less its own expansion.
+            assert v[p].sum() == N + max(v[p - 1][r.moves[p - 1]] - 1, 0), (r.index, p)
+        for p in range(SETTINGS["temperature_plies"], len(r.moves)):
+            assert v[p][r.moves[p]] == v[p].max()  # then the most visited move
+        assert all(-1.0 <= x <= 1.0 for x in r.values)
+        if r.result != "draw":
+            assert r.values[-1] == 1.0  # the winner's last move: a proven win
+    assert run.plies == sum(len(r.moves) for r in run.games) and run.simulations == N * run.plies
+    assert {r.result for r in run.games} >= {"draw", "X"}  # sampled openings differ
+
+
+def test_temperature_plies_sample_the_opening(run):
+    openings = {r.moves[:2] for r in run.games}
+    assert len(openings) >= 4  # 8 games, the first two plies sampled
+
+
+def test_a_game_depends_on_its_index_only(run):
+    part = c4jax.selfplay(jax.random.key(0), N, [6, 1, 3], ttt.env_reset(), **SETTINGS)
+    assert lines(part.games) == lines([run.games[6], run.games[1], run.games[3]])
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (dict(games=0), "games must be an int in 1"),
+        (dict(games=[1, 1]), "distinct"),
+        (dict(games=[1.5]), "must be ints"),
+        (dict(temperature=0.0), "temperature must be a number > 0"),
+        (dict(temperature_plies=-1), "temperature_plies"),
+        (dict(devices=99), "devices must be an int in 1.."),
+        (dict(batch_size=0), "batch_size"),
+        (dict(selection="best"), "selection"),
+        (dict(env=ttt.from_moves("14253")), "finished"),
+    ],
+)
+def test_bad_arguments(kwargs, match):
+    args = dict(games=4, env=ttt.env_reset())
+    args.update(kwargs)
+    with pytest.raises(ValueError, match=match):
+        c4jax.selfplay(jax.random.key(0), N, args.pop("games"), args.pop("env"), **args)
+
+
+def _env(tmp_path_factory, **extra):
+    return {
+        **os.environ,
+        "JAX_PLATFORMS": "cpu",
+        "C4JAX_CACHE_DIR": str(tmp_path_factory.getbasetemp() / "selfplay-jax-cache"),
+        "COLUMNS": "120",
+        "PYTHONWARNINGS": "ignore",
+        **extra,
+    }
+
+
+def test_the_same_games_on_1_2_and_4_devices(run, tmp_path_factory):
+    script = textwrap.dedent(f"""
+        import json, jax, c4jax
+        from c4jax import tictactoe as ttt
+        assert len(jax.local_devices()) == 4, jax.local_devices()
+        out = {{}}
+        for d in (1, 2, 4):
+            r = c4jax.selfplay(jax.random.key(0), {N}, {GAMES}, ttt.env_reset(), devices=d, **{SETTINGS!r})
+            out[d] = [g.to_json() for g in r.games]
+        # The arena shards its games the same way (one lane: a device may
+        # hold one game per side).
+        a = c4jax.mcts_player({N}, lanes=1)
+        for d in (1, 4):
+            r = c4jax.arena(jax.random.key(1), a, c4jax.random_player(), 6, ttt.env_reset(), devices=d)
+            out[f"arena{{d}}"] = [g.to_json() for g in r.games]
+        print(json.dumps(out))
+    """)
+    flags = os.environ.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=4"
+    p = subprocess.run(
+        [sys.executable, "-c", script], env=_env(tmp_path_factory, XLA_FLAGS=flags),
+        capture_output=True, text=True, timeout=300,
+    )
+    assert p.returncode == 0, p.stderr[-3000:]
+    out = json.loads(p.stdout.strip().splitlines()[-1])
+    assert out["1"] == out["2"] == out["4"] == lines(run.games)
+    assert out["arena1"] == out["arena4"] and len(out["arena1"]) == 6
+    # The command's --devices beyond the machine's: one line, exit 2.
+    bad = subprocess.run(
+        CMD + ["--games", "4", "--devices", "9", "--out", str(tmp_path_factory.mktemp("d") / "g.jsonl")],
+        env=_env(tmp_path_factory, XLA_FLAGS=flags), capture_output=True, text=True, timeout=120,
+    )
+    assert bad.returncode == 2
+    assert bad.stderr.strip() == (
+        "c4jax selfplay: error: --devices must be in 1..4 (this process has 4 CPU devices); got 9"
+    )
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("localhost", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def resumed(tmp_path_factory):
+    """A command-line run of 60 games killed (SIGKILL) after its first batch,
+    a write cut short appended by hand, then resumed."""
+    out = tmp_path_factory.mktemp("resume") / "g.jsonl"
+    env = _env(tmp_path_factory)
+    args = CMD + ["--games", "60", "--batch-size", "2", "--temperature-plies", "2", "--out", str(out)]
+    proc = subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 240
+    while time.monotonic() < deadline and proc.poll() is None:
+        if out.exists() and out.read_text().count("\n") >= 2:
+            break
+        time.sleep(0.005)
+    proc.send_signal(signal.SIGKILL)
+    proc.communicate(timeout=60)
+    before = out.read_text().splitlines()
+    assert 2 <= len(before) < 60, "the run ended before it could be killed"
+    with open(out, "a") as f:
+        f.write('{"game": "TicTacToe()", "x": "mcts:16", "o": "mcts')  # a crash mid-write
+    r = subprocess.run(args + ["--resume"], env=env, capture_output=True, text=True, timeout=300)
+    return before, r, out
+
+
+def test_resume_after_a_kill_plays_only_the_missing_games(resumed):
+    before, r, out = resumed
+    assert r.returncode == 0, r.stderr[-3000:]
+    text = " ".join(r.stdout.split())
+    assert "Dropped an unfinished last line" in text
+    assert f"{len(before)} games already in" in text and f"playing the {60 - len(before)} missing" in text
+    assert f"Wrote {60 - len(before)} games" in text
+    records = c4jax.read_games(out)
+    assert sorted(g.index for g in records) == list(range(60))  # each game once
+    assert lines(records[: len(before)]) == before  # the killed run's lines kept as they were
+    assert all(g.seed == 0 for g in records)
+
+
+def test_two_processes_with_jax_distributed_play_every_game_once(resumed, tmp_path_factory):
+    _, _, single = resumed
+    folder = tmp_path_factory.mktemp("distributed")
+    out = folder / "g.jsonl"
+    port = _free_port()
+    env = _env(tmp_path_factory)
+    procs = [
+        subprocess.Popen(
+            CMD + ["--games", "10", "--batch-size", "2", "--temperature-plies", "2", "--out", str(out),
+                   "--coordinator", f"localhost:{port}", "--num-processes", "2", "--process-id", str(i)],
+            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )
+        for i in range(2)
+    ]
+    outs = [p.communicate(timeout=300) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], [o[1][-2000:] for o in outs]
+    assert "Merged 10 games from 2 processes" in " ".join(outs[0][0].split())
+    assert "process 1 of 2: 5 games" in " ".join(outs[1][0].split())
+    assert sorted(os.listdir(folder)) == ["g.jsonl"]  # the parts joined and removed
+    merged = c4jax.read_games(out)
+    assert [g.index for g in merged] == list(range(10))
+    by_index = {g.index: g.to_json() for g in c4jax.read_games(single)}
+    assert lines(merged) == [by_index[i] for i in range(10)]  # the one-process games
+
+
+def test_bad_flags_give_one_line(tmp_path, tmp_path_factory):
+    env = _env(tmp_path_factory)
+    cases = [
+        (["--games", "0", "--out", str(tmp_path / "a.jsonl")], "--games must be in 1..100,000,000; got 0"),
+        (["--games", "4", "--out", str(tmp_path / "no" / "a.jsonl")], "cannot write the games"),
+        (["--games", "4", "--out", str(tmp_path)], "it is a directory"),
+        (["--games", "4", "--think", "1", "--out", str(tmp_path / "a.jsonl")], "use --simulations, not --think"),
+        (["--games", "4", "-n", "8", "--think", "1", "--out", str(tmp_path / "a.jsonl")], "not allowed with"),
+        (["--games", "4", "--coordinator", "localhost:1", "--out", str(tmp_path / "a.jsonl")],
+         "a multi-process run needs"),
+    ]
+    existing = tmp_path / "old.jsonl"
+    existing.write_text('{"game": "TicTacToe()"}\n')
+    cases.append((["--games", "4", "--out", str(existing)], "exists: pass --resume"))
+    cases.append((["--games", "4", "--out", str(existing), "--resume"], "cannot resume from"))
+    for args, message in cases:
+        base = CMD[:-2] if "--think" in args else CMD  # without -n
+        r = subprocess.run(base + args, env=env, capture_output=True, text=True, timeout=120)
+        assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, (args, r.stderr)
+        assert message in r.stderr, (args, r.stderr)
