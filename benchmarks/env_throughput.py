@@ -218,12 +218,16 @@ def main() -> None:
     parser.add_argument("--min-time", type=float, default=0.2, help="seconds per timed run, at least")
     parser.add_argument("--games", default="connect4,tictactoe")
     parser.add_argument("--quick", action="store_true", help="smoke run: batches 1,64, 2 rounds, short runs")
+    parser.add_argument("--no-pgx", action="store_true", help="c4jax alone (where pgx is not installed)")
     args = parser.parse_args()
     if args.quick:
         args.batches, args.repeats, args.min_time = "1,64", 2, 0.02
     batches = [int(b) for b in args.batches.split(",")]
 
-    import pgx
+    if args.no_pgx:
+        pgx = None
+    else:
+        import pgx
 
     info = machine()
     info["load_avg_start"] = os.getloadavg()
@@ -232,13 +236,15 @@ def main() -> None:
     ms: list[Measurement] = []
     for name in args.games.split(","):
         make_game, pgx_id = GAMES[name]
-        game, env = make_game(), pgx.make(pgx_id)
+        game, env = make_game(), (None if pgx is None else pgx.make(pgx_id))
         for b in batches:
             t = steps_per_call(b, args.quick)
             ms.append(Measurement(name, "steps", "c4jax", b, b * t, c4jax_steps_fn(game, b, t)))
-            ms.append(Measurement(name, "steps", "pgx", b, b * t, pgx_steps_fn(env, b, t)))
+            if env is not None:
+                ms.append(Measurement(name, "steps", "pgx", b, b * t, pgx_steps_fn(env, b, t)))
             ms.append(Measurement(name, "playouts", "c4jax", b, b, c4jax_playouts_fn(game, b)))
-            ms.append(Measurement(name, "playouts", "pgx", b, b, pgx_playouts_fn(env, b)))
+            if env is not None:
+                ms.append(Measurement(name, "playouts", "pgx", b, b, pgx_playouts_fn(env, b)))
     for m in ms:
         prepare(m, args.min_time)
     # Sanity: both playout functions play whole random games.  c4jax: the
@@ -261,7 +267,7 @@ def main() -> None:
 
     by_key = {(m.game, m.kind, m.impl, m.batch): m for m in ms}
     for m in ms:
-        other = by_key[(m.game, m.kind, "pgx" if m.impl == "c4jax" else "c4jax", m.batch)]
+        other = by_key.get((m.game, m.kind, "pgx" if m.impl == "c4jax" else "c4jax", m.batch))
         unit = "steps/s" if m.kind == "steps" else "games/s"
         print(
             json.dumps(
@@ -277,7 +283,7 @@ def main() -> None:
                     calls_per_run=m.calls_per_run,
                     work_per_call=m.work_per_call,
                     runs=len(m.run_s),
-                    ratio_c4jax_over_pgx=round(
+                    ratio_c4jax_over_pgx=None if other is None else round(
                         (m.per_s / other.per_s) if m.impl == "c4jax" else (other.per_s / m.per_s), 3
                     ),
                 )
@@ -293,17 +299,17 @@ def main() -> None:
     for m in ms:
         if m.impl != "c4jax":
             continue
-        p = by_key[(m.game, m.kind, "pgx", m.batch)]
+        p = by_key.get((m.game, m.kind, "pgx", m.batch))
         unit = "steps/s" if m.kind == "steps" else "playouts/s"
         table.add_row(
             m.game,
             unit,
             str(m.batch),
             f"{m.per_s:,.0f}",
-            f"{p.per_s:,.0f}",
-            f"{m.per_s / p.per_s:.2f}",
+            "-" if p is None else f"{p.per_s:,.0f}",
+            "-" if p is None else f"{m.per_s / p.per_s:.2f}",
             f"{m.compile_s:.2f}",
-            f"{p.compile_s:.2f}",
+            "-" if p is None else f"{p.compile_s:.2f}",
         )
     Console(width=140).print(table)
     print(json.dumps(dict(load_avg_start=info["load_avg_start"], load_avg_end=info["load_avg_end"])))

@@ -24,6 +24,7 @@ round-robin, ``--repeats`` rounds (default 5), each call ended by
 milliseconds, so each of its rounds times 10 steps (all 10 enter the median).
 
 Run:  python benchmarks/search_throughput.py [--repeats 5] [--quick]
+      python benchmarks/search_throughput.py --batches 1,1024,8192,32768   (c4jax alone)
 (``--quick``: small shapes and 2 rounds, a smoke run whose figures mean little.)
 
 Targets (checked on the full run): c4jax batch 1 >= 10,000 sims/s (1000 sims
@@ -162,10 +163,38 @@ def measure(ms: list[Measurement], repeats: int, log) -> None:
         log(f"round {r + 1}/{repeats} done")
 
 
+def batches_only(args, repeats: int, log, out, b1_sims: int) -> int:
+    """``--batches``: c4jax's run_mcts alone at the given batch sizes."""
+    from rich.table import Table
+
+    batches = [int(b) for b in args.batches.split(",") if b.strip()]
+    ms = [c4jax_measurement(b, b1_sims if b == 1 else args.batch_sims) for b in batches]
+    measure(ms, repeats, log)
+    kind = jax.local_devices()[0].device_kind
+    table = Table(title=f"c4jax run_mcts from the empty Connect 4 board on {kind} (median of {repeats} rounds)")
+    for col in ("batch", "simulations", "sims/s", "ms/move", "compile s"):
+        table.add_column(col, justify="right")
+    for m in ms:
+        table.add_row(str(m.batch), str(m.simulations), f"{m.sims_per_s:,.0f}", f"{1000 * m.median_s:,.1f}",
+                      f"{m.compile_s:.2f}")
+        print(json.dumps({"measurement": m.name, "batch": m.batch, "simulations": m.simulations,
+                          "sims_per_s": round(m.sims_per_s, 1), "ms_per_move": round(1000 * m.median_s, 3),
+                          "compile_s": round(m.compile_s, 3), "backend": jax.default_backend(),
+                          "device_kind": kind}))
+    out.print(table)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeats", type=int, default=5, help="timed rounds (median); default 5")
     parser.add_argument("--quick", action="store_true", help="smoke run: small shapes, 2 rounds")
+    parser.add_argument(
+        "--batches", default=None, metavar="LIST",
+        help="c4jax alone at these batch sizes (e.g. 1,1024,8192,32768 on an accelerator): batch 1 at "
+        "1000 simulations, the others at --batch-sims; no peers, no targets",
+    )
+    parser.add_argument("--batch-sims", type=int, default=200, help="simulations per move with --batches (default 200)")
     args = parser.parse_args(argv)
     repeats = 2 if args.quick else args.repeats
     if repeats < 1:
@@ -182,6 +211,8 @@ def main(argv: list[str] | None = None) -> int:
         b1_sims, bb, bb_sims, os_sims = 100, 16, 20, 100
     else:
         b1_sims, bb, bb_sims, os_sims = 1000, 256, 200, 1000
+    if args.batches:
+        return batches_only(args, repeats, log, out, 100 if args.quick else b1_sims)
 
     import mctx
     import pyspiel

@@ -1,0 +1,136 @@
+"""Self-play throughput against the number of devices and the batch size:
+games/s, simulations/s and plies/s (``c4jax.selfplay``).
+
+For every number of devices ``D`` (``--devices``) and batch size ``B``
+(``--batches``, games per compiled batch, sharded ``B / D`` per device):
+``c4jax.selfplay`` of ``B`` games from the empty board, ``--simulations``
+per move, subtree reuse, the first 8 plies sampled from the visit counts.
+
+Method: the first call compiles (reported apart as "compile s", from
+``SelfPlayResult.compile_seconds``, and its run is not timed); then
+``--repeats`` timed calls round-robin over all (D, B), each with a new key
+(new games, so their lengths vary: the figures are per ply and per game);
+the time is ``SelfPlayResult.seconds`` (the games' play, every step ended by
+reading its result on the host).  The median over the repeats is reported,
+for all devices together and per device.
+
+On a CPU machine the devices are forced host devices
+(``--xla_force_host_platform_device_count``, set by this script in a child
+process when fewer are present): they share the machine's cores, so more of
+them shows the sharding's overhead, not more speed.  On a GPU or TPU machine
+``--devices all`` takes every device.
+
+Run:  python benchmarks/selfplay.py [--devices 1,2,4] [--batches 8,64,256]
+                                    [--simulations 64] [--game connect4]
+                                    [--repeats 3] [--json FILE] [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+
+
+def _ints(text: str) -> list[int]:
+    return [int(x) for x in text.split(",") if x.strip()]
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--devices", default="1,2,4", help="comma-separated device counts, or 'all' (default 1,2,4)")
+    p.add_argument("--batches", default="8,64,256", help="comma-separated games per batch (default 8,64,256)")
+    p.add_argument("--simulations", type=int, default=64, help="simulations per move (default 64)")
+    p.add_argument("--game", default="connect4", choices=("connect4", "tictactoe"))
+    p.add_argument("--repeats", type=int, default=3, help="timed calls per point (median; default 3)")
+    p.add_argument("--json", metavar="FILE", help="append one JSON line per point")
+    p.add_argument("--quick", action="store_true", help="smoke run: batches 4,8, 16 simulations, 1 repeat")
+    args = p.parse_args(argv)
+    if args.quick:
+        args.batches, args.simulations, args.repeats = "4,8", 16, 1
+    if args.repeats < 1 or args.simulations < 1:
+        p.error("--repeats and --simulations must be >= 1")
+
+    import c4jax  # first: it sets XLA's CPU loop flag before JAX starts
+    import jax
+
+    if args.devices == "all":
+        devices = [len(jax.local_devices())]
+    else:
+        devices = _ints(args.devices)
+    have = len(jax.local_devices())
+    if max(devices) > have:
+        if jax.default_backend() != "cpu" or os.environ.get("C4JAX_BENCH_CHILD"):
+            p.error(f"--devices {max(devices)}: this machine has {have} {jax.default_backend()} devices")
+        # Forced host devices must be set before JAX starts: run in a child.
+        env = dict(os.environ, C4JAX_BENCH_CHILD="1")
+        env["XLA_FLAGS"] = f"{env.get('XLA_FLAGS', '')} --xla_force_host_platform_device_count={max(devices)}".strip()
+        return subprocess.call([sys.executable, __file__, *(argv if argv is not None else sys.argv[1:])], env=env)
+
+    from rich.console import Console
+    from rich.table import Table
+
+    log = Console(stderr=True, width=120).log
+    game = c4jax.connect4 if args.game == "connect4" else c4jax.tictactoe
+    batches = _ints(args.batches)
+    points = [(d, b) for d in devices for b in batches if b % d == 0]
+    skipped = [(d, b) for d in devices for b in batches if b % d]
+    for d, b in skipped:
+        log(f"skipping batch {b} on {d} devices: not a multiple")
+    results: dict = {pt: [] for pt in points}
+    compile_s: dict = {}
+
+    def play(d, b, seed):
+        return c4jax.selfplay(
+            jax.random.key(seed), args.simulations, b, game.env_reset(), devices=d, batch_size=b,
+            temperature_plies=8,
+        )
+
+    for d, b in points:
+        r = play(d, b, 0)
+        compile_s[(d, b)] = r.compile_seconds
+        log(f"compiled {d} device(s), batch {b}: {r.compile_seconds:.1f} s")
+    for rep in range(args.repeats):
+        for d, b in points:
+            results[(d, b)].append(play(d, b, 1 + rep))
+        log(f"round {rep + 1}/{args.repeats} done")
+
+    kind = jax.local_devices()[0].device_kind
+    table = Table(
+        title=f"c4jax self-play, {args.game}, {args.simulations} simulations per move, on {kind} "
+        f"(median of {args.repeats})"
+    )
+    for col in ("devices", "batch", "games/s", "sims/s", "plies/s", "sims/s per device", "plies per game",
+                "compile s"):
+        table.add_column(col, justify="right")
+    rows = []
+    for d, b in points:
+        rs = results[(d, b)]
+        games = statistics.median(r.games_per_second for r in rs)
+        sims = statistics.median(r.simulations_per_second for r in rs)
+        plies = statistics.median(r.plies_per_second for r in rs)
+        length = statistics.mean(r.plies / len(r.games) for r in rs)
+        table.add_row(str(d), str(b), f"{games:,.2f}", f"{sims:,.0f}", f"{plies:,.1f}", f"{sims / d:,.0f}",
+                      f"{length:.1f}", f"{compile_s[(d, b)]:.1f}")
+        rows.append(dict(
+            benchmark="selfplay", game=args.game, simulations=args.simulations, devices=d, batch=b,
+            games_per_s=round(games, 3), sims_per_s=round(sims, 1), plies_per_s=round(plies, 2),
+            sims_per_s_per_device=round(sims / d, 1), plies_per_game=round(length, 2),
+            compile_s=round(compile_s[(d, b)], 2), repeats=args.repeats, backend=jax.default_backend(),
+            device_kind=kind, cpus=os.cpu_count(), python=platform.python_version(), jax=jax.__version__,
+        ))
+    Console(width=120).print(table)
+    for row in rows:
+        print(json.dumps(row))
+    if args.json:
+        with open(args.json, "a") as f:
+            f.writelines(json.dumps(row) + "\n" for row in rows)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
