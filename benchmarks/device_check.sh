@@ -4,7 +4,7 @@
 #   bash benchmarks/device_check.sh [OUTDIR]        (default: $OUT, else /tmp/c4jax-device-check)
 #   QUICK=1 bash benchmarks/device_check.sh         (small shapes: a smoke run, e.g. on a CPU)
 #
-# Steps, each under its own time limit (a step that fails or runs out is
+# Steps, each under its own time limit (590 s in all at most) (a step that fails or runs out is
 # reported and the next one runs):
 #   1. the machine: accelerator, JAX's devices;
 #   2. the tests that matter on an accelerator: rules (tests/test_games.py),
@@ -67,16 +67,17 @@ if ! "$PY" -c "import c4jax" 2>/dev/null; then
   export PYTHONPATH="$PWD/src:${PYTHONPATH:-}"
 fi
 
-step machine 60 bash -c "nvidia-smi || true; \"$PY\" -c 'import jax, c4jax, mctx; print(jax.__version__, mctx.__version__, jax.default_backend(), jax.devices())'"
-step tests 150 "$PY" -m pytest -q -p no:cacheprovider -x -n 0 tests/test_games.py tests/test_reuse.py \
+step machine 30 bash -c "nvidia-smi || true; \"$PY\" -c 'import jax, c4jax, mctx; print(jax.__version__, mctx.__version__, jax.default_backend(), jax.devices())'"
+step tests 170 "$PY" -m pytest -q -p no:cacheprovider -x -n 0 tests/test_games.py tests/test_reuse.py \
   tests/test_ttt_solver.py tests/test_selfplay.py -k "not devices and not processes and not kill and not flags"
 step search_throughput 90 "$PY" benchmarks/search_throughput.py --batches "$BATCHES" --repeats "$REPEATS"
 step rollouts 60 "$PY" benchmarks/env_throughput.py --no-pgx --games connect4 --batches "$BATCHES" --repeats "$REPEATS" --min-time 0.1
-step scaling 60 "$PY" benchmarks/scaling.py --quick --no-openspiel
+step scaling 90 "$PY" benchmarks/scaling.py --quick --no-openspiel
 step selfplay 90 "$PY" benchmarks/selfplay.py --devices all --batches "$SP_BATCHES" --simulations "$SIMS" --repeats 1
 step two_processes 60 bash -c "
   \"$PY\" -m c4jax.cli selfplay --games 64 -n 32 --out \"$OUTDIR/share0.jsonl\" > \"$OUTDIR/share0.out\" 2>&1 &
+  first=\$!
   \"$PY\" -m c4jax.cli selfplay --games 64 -n 32 --out \"$OUTDIR/share1.jsonl\" --seed 1 > \"$OUTDIR/share1.out\" 2>&1
-  b=\$?; wait %1; a=\$?; tail -n 3 \"$OUTDIR/share0.out\" \"$OUTDIR/share1.out\"; [ \$a -eq 0 ] && [ \$b -eq 0 ]"
+  b=\$?; wait \$first; a=\$?; tail -n 3 \"$OUTDIR/share0.out\" \"$OUTDIR/share1.out\"; [ \$a -eq 0 ] && [ \$b -eq 0 ]"
 rm -f "$OUTDIR"/share*.jsonl
 echo "=== all steps in $(( $(date +%s) - T0 )) s; summary in $SUMMARY ===" | tee -a "$SUMMARY"

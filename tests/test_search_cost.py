@@ -21,7 +21,8 @@ import pytest
 import c4jax
 from c4jax import connect4 as c4
 from c4jax.search.options import options_from_kwargs
-from c4jax.search.search import _search_batch, continue_batch
+from c4jax.search import compiled
+from c4jax.search.search import lower_search
 
 from hlo_inspect import gathers_from, launched_loops, parse, whole_array_ops
 
@@ -56,7 +57,7 @@ def _compiled_text(batch: int, reused: bool, capacity: int = CAPACITY, **options
     tree = c4jax.empty_tree(envs, capacity) if reused else None
     opts = options_from_kwargs(options)
     opts = dataclasses.replace(opts, capacity=capacity, max_depth=c4.make().max_plies, lanes=opts.lanes_for(batch))
-    return _search_batch.lower(keys, envs, tree, opts, SIMULATIONS).compile().as_text()
+    return lower_search(keys, envs, tree, opts, SIMULATIONS).compile().as_text()
 
 
 def _descent_loops(loops):
@@ -124,7 +125,7 @@ def test_the_inspection_finds_the_gathers_of_a_batched_descent(monkeypatch):
     monkeypatch.setattr(tree_module, "IN_TURN_PLATFORMS", ())
     envs = jax.tree.map(lambda x: jnp.stack([x] * 2), c4.from_moves("44"))
     opts = dataclasses.replace(options_from_kwargs({}), capacity=CAPACITY, max_depth=c4.make().max_plies, lanes=1)
-    text = _search_batch.lower(jax.random.split(jax.random.key(0), 2), envs, None, opts, 3).compile().as_text()
+    text = lower_search(jax.random.split(jax.random.key(0), 2), envs, None, opts, 3).compile().as_text()
     assert len(gathers_from(text, CAPACITY)) > 0
 
 
@@ -171,13 +172,14 @@ def test_a_game_played_with_reuse_compiles_the_search_once():
     player = c4jax.mcts_player(24, capacity=120)
     env = jax.tree.map(lambda x: x[None], c4.env_reset())
     tree = player.init(env)
-    before = _search_batch._cache_size()
+    compiled.clear()
+    before = compiled.stats()["compiles"]
     for move in range(6):
         action, tree = player.act(jax.random.split(jax.random.key(move), 1), env, tree)
         env = jax.vmap(c4.env_step)(env, action)[0]
         tree = player.observe(tree, action)
         chex.assert_equal(int(tree.node_visits.shape[1]), 120)
-    assert _search_batch._cache_size() - before == 1
+    assert compiled.stats()["compiles"] - before == 1
 
 
 @pytest.mark.parametrize("batch", [1, 8])
@@ -213,8 +215,8 @@ def test_a_continued_anytime_chunk_copies_no_tree_buffer(lanes):
     keys = jax.random.split(jax.random.key(0), 1)
     opts = options_from_kwargs(dict(lanes=lanes))
     opts = dataclasses.replace(opts, capacity=CAPACITY, max_depth=c4.make().max_plies)
-    text = continue_batch.lower(keys, envs, c4jax.empty_tree(envs, CAPACITY), opts=opts,
-                                num_simulations=SIMULATIONS).compile().as_text()
+    text = lower_search(keys, envs, c4jax.empty_tree(envs, CAPACITY), opts, SIMULATIONS,
+                        continuing=True).compile().as_text()
     copies = [i for c in parse(text).values() for i in c
               if i.opcode == "copy" and any(CAPACITY in d for d in i.dims())]
     assert copies == [], [i.text[:120] for i in copies]

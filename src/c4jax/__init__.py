@@ -8,7 +8,9 @@ Public API (everything else is internal):
   :func:`run_mcts_anytime` (the same against a wall-clock budget),
   :class:`SearchOptions` (your own ``value_fn`` and ``prior_fn`` among
   them), :data:`MCTX_RECIPE` (the options that make it mctx's search),
-  :class:`SearchOutput`, :class:`TreeExtraData` (the solver's bounds in
+  :class:`SearchOutput`, :func:`compiled_stats` and :func:`clear_compiled`
+  (the bounded set of compiled searches a process keeps),
+  :class:`TreeExtraData` (the solver's bounds in
   ``search_tree.extra_data``), :func:`tree_to_dot` (the tree as Graphviz
   text), :func:`move_stats` and :func:`search_table` (one search's moves as
   plain values and as the CLI's rich table);
@@ -46,6 +48,8 @@ from c4jax.players import (  # noqa: E402
     random_player,
 )
 from c4jax.reuse import empty_tree, get_subtree  # noqa: E402
+from c4jax.search.compiled import clear as clear_compiled  # noqa: E402
+from c4jax.search.compiled import stats as compiled_stats  # noqa: E402
 from c4jax.search import (  # noqa: E402
     MCTX_RECIPE,
     SearchOptions,
@@ -72,6 +76,8 @@ __all__ = [
     "TreeExtraData",
     "__version__",
     "arena",
+    "clear_compiled",
+    "compiled_stats",
     "connect4",
     "devices",
     "empty_tree",

@@ -6,7 +6,7 @@ runs chunks of ``chunk`` simulations on the same tree (each chunk continues
 the tree the previous one left, as subtree reuse continues a tree whose root
 is the position searched) until the budget is spent, and returns the last
 chunk's :class:`SearchOutput` and the number of simulations done.  The search
-is compiled ahead of time, once per (shapes, options, chunk), before the clock
+is compiled ahead of time, once per (shapes, options), before the clock
 starts: no chunk and no later move compiles (the tree's capacity stays fixed,
 so a game played with subtree reuse compiles once).
 
@@ -33,7 +33,7 @@ import numpy as np
 
 from c4jax.env import Env
 from c4jax.search.output import SearchOutput
-from c4jax.search.search import _search_batch, continue_batch, prepare_search, unbatch_output
+from c4jax.search.search import compiled_search, prepare_search, unbatch_output
 
 __all__ = ["run_mcts_anytime", "anytime_capacity"]
 
@@ -55,33 +55,12 @@ def anytime_capacity(seconds: float, chunk: int) -> int:
 MAX_SECONDS = 7 * 24 * 3600.0
 MAX_CHUNK = 1 << 16  # simulations per compiled chunk
 
-_COMPILED: dict = {}
-
-
-def _compiled(keys, envs, tree, opts, chunk: int, continuing: bool):
-    """The search of one chunk, compiled ahead of time (cached by shapes,
-    dtypes and options): the first chunk of a search (``continuing`` False:
-    a fresh or reused tree, as :func:`c4jax.run_mcts`) or a later one (the
-    tree donated and continued)."""
-    args = (keys, envs, tree)
-    sig = (
-        jax.tree.structure(args),
-        tuple((x.shape, x.dtype) for x in jax.tree.leaves(args)),
-        opts,
-        chunk,
-        continuing,
-    )
-    fn = _COMPILED.get(sig)
-    if fn is None:
-        jitted = continue_batch if continuing else _search_batch
-        fn = jitted.lower(keys, envs, tree, opts=opts, num_simulations=chunk).compile()
-        _COMPILED[sig] = fn
-    return fn
-
-
 def compiled_count() -> int:
-    """How many chunk searches the driver has compiled (for tests)."""
-    return len(_COMPILED)
+    """How many searches this process has compiled so far
+    (:func:`c4jax.search.compiled.stats`; for tests)."""
+    from c4jax.search import compiled
+
+    return compiled.stats()["compiles"]
 
 
 def _check_number(name: str, value, low: float, inclusive: bool) -> None:
@@ -170,13 +149,13 @@ def run_mcts_anytime(
     keys, envs, tree, opts, single = prepare_search(key, env, chunk, tree, options)
     if tree is None:
         tree = empty_tree(envs, opts.capacity)
-    cached = len(_COMPILED)
-    first = _compiled(keys, envs, tree, opts, chunk, continuing=False)
-    later = _compiled(keys, envs, tree, opts, chunk, continuing=True)
+    cached = compiled_count()
+    first = compiled_search(keys, envs, tree, opts, chunk, continuing=False)
+    later = compiled_search(keys, envs, tree, opts, chunk, continuing=True)
     fold = _fold_in()
     fold(keys, 0)
     compile_s = 0.0
-    if len(_COMPILED) > cached:
+    if compiled_count() > cached:
         # Compiling is not thinking, nor is the first run of a new executable
         # (tens of ms, against a few for the next ones): run both once on a
         # throw-away tree (`later` donates its input), then start the clock.

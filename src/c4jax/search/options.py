@@ -70,8 +70,10 @@ class SearchOptions:
       arguments).  See :func:`c4jax.values.leaf_value`.
     max_depth: most edges from the root to a leaf; ``None``: the game's
       longest game (the search stops at finished games anyway).
-    capacity: nodes in the tree; ``None``: ``num_simulations + 1`` for a fresh
-      tree, the tree's own for a reused one.
+    capacity: nodes in the tree; ``None``: ``simulation_bucket(num_simulations)
+      + 1`` for a fresh tree (the budget rounded up to a power of two, at
+      least 64: room for every simulation, and one compiled search for every
+      budget of the bucket), the tree's own for a reused one.
     temperature: 0 plays the most visited action (ties: higher Q; Gumbel:
       its own recommendation, the best ``g + logits + sigma(q)`` among the
       actions within one visit of the most visited); above 0 the action is sampled with probability

@@ -56,6 +56,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import mctx
+import numpy as np
 
 from c4jax.env import Env, check_fields
 from c4jax.keys import as_key, keys_for_games
@@ -82,6 +83,16 @@ __all__ = ["run_mcts", "MAX_SIMULATIONS"]
 
 # Node indices are int32 and a tree has num_simulations + 1 nodes.
 MAX_SIMULATIONS = 2**30
+MIN_BUCKET = 64
+
+
+def simulation_bucket(num_simulations: int) -> int:
+    """The simulations a fresh tree has room for: ``num_simulations``
+    rounded up to a power of two, at least 64.  Every budget of a bucket
+    runs the same compiled search (the count is an argument of the program,
+    the tree's capacity ``bucket + 1`` its shape); the tree never fills, so
+    the search is the one of capacity ``num_simulations + 1``."""
+    return max(MIN_BUCKET, 1 << (int(num_simulations) - 1).bit_length())
 
 
 def run_mcts(
@@ -130,8 +141,14 @@ def run_mcts(
         shape, a ``tree`` whose shape does not fit ``env``, or Gumbel search
         with a reused tree (sequential halving assumes a fresh root).
 
-    Compiled once per (shapes, options, num_simulations) and cached; it can be
-    called inside ``jax.jit`` too.  A batch of several games is the one-game
+    Compiled once per (shapes, options) and kept in a bounded set of
+    compiled searches (:func:`c4jax.compiled_stats`); the number of
+    simulations is an argument of the program (except with Gumbel), and a
+    fresh tree has room for ``simulation_bucket(num_simulations)`` (the
+    budget rounded up to a power of two, at least 64), so every budget of a
+    bucket runs one executable with the results of a separately compiled
+    search.  It can be called inside ``jax.jit`` too (then it is part of
+    the caller's program).  A batch of several games is the one-game
     search under ``jax.vmap``; one game (or a batch of one) is searched
     without it, which traces and compiles faster.  References: Browne et al. 2012 (MCTS),
     Winands et al. 2008 and Cazenave & Saffidine 2011 (the solver),
@@ -139,7 +156,64 @@ def run_mcts(
     al. 2022 (Gumbel), Sutton & Barto 2018 sec. 8.11.
     """
     keys, envs, tree, opts, single = prepare_search(key, env, num_simulations, tree, options)
-    return unbatch_output(_search_batch(keys, envs, tree, opts, num_simulations), single)
+    return unbatch_output(search_batch(keys, envs, tree, opts, num_simulations), single)
+
+
+def _is_traced(args) -> bool:
+    return any(isinstance(x, jax.core.Tracer) for x in jax.tree.leaves(args))
+
+
+def _gumbel_simulations(opts: SearchOptions, num_simulations: int) -> int | None:
+    # Gumbel's sequential halving plans the visits of every simulation in
+    # advance: its count stays a constant of the program.
+    return num_simulations if opts.selection == "gumbel" else None
+
+
+def lower_search(keys, envs, tree, opts: SearchOptions, num_simulations: int, continuing: bool = False):
+    """The search of :func:`search_batch` lowered (``jax.stages.Lowered``),
+    from a jit object of its own: what is compiled and cached (and what the
+    tests inspect)."""
+    fn = jax.jit(
+        functools.partial(_search_batch_impl, continuing=continuing),
+        static_argnames=("opts", "gumbel_simulations"),
+        donate_argnames=("tree",) if continuing else (),
+    )
+    return fn.lower(keys, envs, tree, jnp.int32(num_simulations), opts=opts,
+                    gumbel_simulations=_gumbel_simulations(opts, num_simulations))
+
+
+def search_batch(keys, envs, tree, opts: SearchOptions, num_simulations: int, continuing: bool = False):
+    """The batched search after :func:`prepare_search`.  Called with arrays,
+    it runs an executable from :mod:`c4jax.search.compiled` (compiled once
+    per shapes, options and, for Gumbel only, simulation count); inside a
+    ``jax.jit`` of the caller's it is traced into the caller's program.
+    ``continuing``: the anytime driver's later chunks (the tree's root is
+    ``envs``, and the tree's buffers are donated)."""
+    if _is_traced((keys, envs, tree)):
+        jitted = continue_batch if continuing else _search_batch
+        return jitted(keys, envs, tree, jnp.int32(num_simulations), opts=opts,
+                      gumbel_simulations=_gumbel_simulations(opts, num_simulations))
+    return compiled_search(keys, envs, tree, opts, num_simulations, continuing)(keys, envs, tree)
+
+
+def compiled_search(keys, envs, tree, opts: SearchOptions, num_simulations: int, continuing: bool = False):
+    """``fn(keys, envs, tree) -> SearchOutput``: the compiled search of
+    these shapes and options running ``num_simulations``, from the
+    process's set of compiled searches (:mod:`c4jax.search.compiled`;
+    compiled on a miss)."""
+    from c4jax.search import compiled
+
+    args = (keys, envs, tree)
+    signature = (
+        continuing,
+        jax.tree.structure(args),
+        tuple((x.shape, x.dtype, getattr(x, "sharding", None)) for x in jax.tree.leaves(args)),
+        opts,
+        _gumbel_simulations(opts, num_simulations),
+    )
+    fn = compiled.compiled(signature, lambda: lower_search(keys, envs, tree, opts, num_simulations, continuing))
+    count = np.int32(num_simulations)
+    return lambda keys, envs, tree: fn(keys, envs, tree, count)
 
 
 def prepare_search(key, env, num_simulations: int, tree, options: dict):
@@ -197,7 +271,7 @@ def prepare_search(key, env, num_simulations: int, tree, options: dict):
             )
         capacity = tree_nodes
     elif capacity is None:
-        capacity = num_simulations + 1
+        capacity = simulation_bucket(num_simulations) + 1
     if opts.max_depth is not None and opts.max_depth > game.max_plies:
         raise ValueError(
             f"max_depth must be None or an int in 1..{game.max_plies} (the longest game of {game!r}); "
@@ -225,7 +299,10 @@ def unbatch_output(out: SearchOutput, single: bool) -> SearchOutput:
     return out
 
 
-def _search_batch_impl(keys, envs, tree, opts: SearchOptions, num_simulations: int, continuing: bool):
+def _search_batch_impl(keys, envs, tree, num_simulations, opts: SearchOptions, gumbel_simulations, continuing: bool):
+    # num_simulations: int32[] (traced); Gumbel's count is static as well.
+    if gumbel_simulations is not None:
+        num_simulations = gumbel_simulations
     keys = search_keys(keys)  # the same numbers, drawn by fused kernels
     if keys.shape[0] == 1:
         # One game: the search without vmap, the batch axis of one added
@@ -241,14 +318,14 @@ def _search_batch_impl(keys, envs, tree, opts: SearchOptions, num_simulations: i
 
 
 _search_batch = jax.jit(
-    functools.partial(_search_batch_impl, continuing=False), static_argnames=("opts", "num_simulations")
+    functools.partial(_search_batch_impl, continuing=False), static_argnames=("opts", "gumbel_simulations")
 )
 # The anytime driver's later chunks: the tree's root is ``envs`` (the previous
 # chunk searched it), so nothing of tree size is checked or rebuilt, and the
 # tree's buffers are donated: the chunk updates them in place, with no copy.
 continue_batch = jax.jit(
     functools.partial(_search_batch_impl, continuing=True),
-    static_argnames=("opts", "num_simulations"),
+    static_argnames=("opts", "gumbel_simulations"),
     donate_argnames=("tree",),
 )
 
@@ -342,7 +419,8 @@ def _search_one(key, env: Env, tree, opts: SearchOptions, num_simulations: int, 
     solver = make_solver(opts.solver)
     tree = _root_tree(root_key, noise_key, env, tree, opts, solver, continuing)
     next_free = jnp.sum(tree.node_visits > 0).astype(jnp.int32)
-    select = make_selection(opts, solver, num_simulations)
+    # Only Gumbel's root selection needs the count, and then it is an int.
+    select = make_selection(opts, solver, num_simulations if opts.selection == "gumbel" else None)
     active = ~env.done  # a finished game is not searched: its tree is the root alone
     capacity = opts.capacity
 
@@ -379,7 +457,7 @@ def _search_one(key, env: Env, tree, opts: SearchOptions, num_simulations: int, 
         added = jnp.sum(writes & expansions.creates & on).astype(jnp.int32)
         return key, tree, pending, next_free + added
 
-    num_steps = -(-num_simulations // lanes)
+    num_steps = (num_simulations + lanes - 1) // lanes
     init = (search_key, tree, jax.tree.map(lambda x: x[None].repeat(lanes, 0), no_update(tree, opts.max_depth + 1)), next_free)
     # One closing step more, whose own writes are dropped: it applies the last
     # simulation's writes inside the loop.  Applied after the loop instead,

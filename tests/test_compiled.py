@@ -1,0 +1,94 @@
+"""Long-lived processes (issue 14): the number of simulations is an argument
+of the compiled search, budgets of one bucket share one executable and give
+the trees of separately compiled searches, and the process keeps a bounded
+set of compiled searches whose dropped members give their memory mappings
+back."""
+
+from __future__ import annotations
+
+import warnings
+
+import jax
+import numpy as np
+import pytest
+
+import c4jax
+from c4jax import tictactoe as ttt
+from c4jax.search import compiled
+from c4jax.search.search import simulation_bucket
+
+
+def test_buckets():
+    assert [simulation_bucket(n) for n in (1, 64, 65, 128, 129, 1000, 1024, 1025)] == [
+        64, 64, 128, 128, 256, 1024, 1024, 2048]
+
+
+def _same_search(a, b, n):
+    np.testing.assert_array_equal(a.visit_counts, b.visit_counts)
+    np.testing.assert_array_equal(a.qvalues, b.qvalues)
+    np.testing.assert_array_equal(a.value, b.value)
+    np.testing.assert_array_equal(a.action, b.action)
+    ta, tb = jax.device_get(a.search_tree), jax.device_get(b.search_tree)
+    for x, y in zip(jax.tree.leaves(ta), jax.tree.leaves(tb)):
+        if x.ndim >= 2 and x.shape[1] != y.shape[1]:  # node arrays: the used nodes
+            x, y = x[:, : n + 1], y[:, : n + 1]
+        np.testing.assert_array_equal(x, y)
+
+
+def test_twenty_budgets_of_one_bucket_compile_once_and_equal_separate_searches():
+    env = ttt.from_moves("5")
+    budgets = list(range(65, 129, 3))[:20]
+    assert len(budgets) == 20 and {simulation_bucket(n) for n in budgets} == {128}
+    compiled.clear()
+    before = compiled.stats()["compiles"]
+    outs = {n: c4jax.run_mcts(jax.random.key(n), env, n) for n in budgets}
+    assert compiled.stats()["compiles"] - before == 1
+    for n, out in outs.items():
+        assert int(out.visit_counts.sum()) == n
+        assert out.search_tree.node_visits.shape == (1, 129)
+    # Separately compiled searches (capacity n + 1, the old default): the
+    # same tree for the same key.
+    for n in (budgets[0], budgets[9], budgets[-1]):
+        _same_search(outs[n], c4jax.run_mcts(jax.random.key(n), env, n, capacity=n + 1), n)
+
+
+def test_the_count_is_traced_inside_a_callers_jit_too():
+    env = ttt.from_moves("15")
+    search = jax.jit(lambda key, n: c4jax.run_mcts(key, env, 70).visit_counts)
+    np.testing.assert_array_equal(search(jax.random.key(4), 0), c4jax.run_mcts(jax.random.key(4), env, 70).visit_counts)
+
+
+def test_a_bounded_set_of_compiled_searches_gives_mappings_back(monkeypatch):
+    if compiled.memory_mappings() is None:
+        pytest.fail("no /proc/self/maps: this test needs Linux")
+    monkeypatch.setattr(compiled, "MAX_COMPILED", 1)
+    compiled.clear()
+    envs = [ttt.from_moves(m) for m in ("", "1", "12")]
+    batches = [jax.tree.map(lambda *x: np.stack(x), *([e] * b)) for e, b in zip(envs, (2, 3, 4))]
+    c4jax.run_mcts(jax.random.key(0), batches[0], 20).action.block_until_ready()
+    first = compiled.memory_mappings()
+    for b in batches[1:]:  # two new shapes: each drops the one before
+        c4jax.run_mcts(jax.random.key(0), b, 20).action.block_until_ready()
+    s = compiled.stats()
+    assert s["kept"] == 1 and s["dropped"] >= 2
+    # A compiled search maps about 150-650 regions; two kept would add them.
+    assert compiled.memory_mappings() - first < 100, (first, compiled.memory_mappings())
+
+
+def test_a_warning_names_the_fix_near_the_map_limit(monkeypatch):
+    monkeypatch.setattr(compiled, "_WARNED", False)
+    monkeypatch.setattr(compiled, "max_map_count", lambda: 100)
+    monkeypatch.setattr(compiled, "memory_mappings", lambda: 90)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        compiled.check_mappings()
+        compiled.check_mappings()  # once per process
+    assert len(seen) == 1 and issubclass(seen[0].category, ResourceWarning)
+    text = str(seen[0].message)
+    assert "90 memory mappings" in text and "vm.max_map_count" in text and "sysctl" in text
+    monkeypatch.setattr(compiled, "_WARNED", False)
+    monkeypatch.setattr(compiled, "memory_mappings", lambda: 50)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        compiled.check_mappings()
+    assert seen == []
