@@ -58,6 +58,7 @@ __all__ = [
     "legal_action_mask",
     "winning_moves",
     "from_moves",
+    "from_board",
     "rollout",
     "heuristic_rollout",
     "render",
@@ -421,8 +422,13 @@ class Connect4:
             elif sum(heights) == rows * cols:
                 done = True
             player = 1 - player
+        return self._env_from_grid(grid, player, len(parsed), done, winner, last)
+
+    def _env_from_grid(self, grid, player: int, ply: int, done: bool, winner: int, last: int) -> Env:
+        """An Env from ``grid[row from bottom][col]`` (-1 empty, 0 X, 1 O)."""
+        cols = self.cols
         stones = np.zeros((2, self.num_words * cols), np.uint32)
-        for r in range(rows):
+        for r in range(self.rows):
             word, bit = divmod(r, WORD_BITS)
             for c in range(cols):
                 if grid[r][c] >= 0:
@@ -430,12 +436,41 @@ class Connect4:
         return Env(
             stones=jnp.asarray(stones),
             to_move=jnp.int32(player),
-            ply=jnp.int32(len(parsed)),
+            ply=jnp.int32(ply),
             done=jnp.bool_(done),
             winner=jnp.int32(winner),
             last_action=jnp.int32(last),
             game=self,
         )
+
+    def from_board(self, board, to_move=None) -> Env:
+        """A position from its board, as people and other programs draw it
+        (the inverse of :meth:`board_array`).
+
+        Args:
+          board: ``[rows, cols]``, the top row first: a nested list, a NumPy
+            or JAX array, cells 0 (empty), 1 (X, who moved first), 2 (O),
+            or 'X', 'O', '.' in any case; or a string of rows separated by
+            ``/`` (``"......./...X..."``).  Kaggle's ConnectX hands a flat
+            list: reshape it to ``[rows, cols]`` first.
+          to_move: None (from the stone counts: X if both have as many), or
+            0/'X', 1/'O' to check against them.
+        Returns:
+          An unbatched :class:`Env`: ``ply`` the stones on the board,
+          ``done`` and ``winner`` from its lines; ``last_action`` is -1 (a
+          board does not say which move was last).
+        Raises:
+          ValueError: naming the problem: a wrong shape or cell value, a
+            floating stone, impossible stone counts, two winners, a winner
+            who did not move last (or whose lines no single last move made),
+            a ``to_move`` that contradicts the counts.
+        """
+        from c4jax.env import board_grid, position_from_grid
+
+        top_first = board_grid(board, self.rows, self.cols)
+        state = position_from_grid(top_first, self.connect, gravity=True, to_move=to_move)
+        grid = [[int(v) - 1 for v in row] for row in top_first[::-1]]  # bottom first, -1 empty
+        return self._env_from_grid(grid, state["to_move"], state["ply"], state["done"], state["winner"], -1)
 
     @one_game_or_batch()
     def board_array(self, env: Env) -> jax.Array:
@@ -593,6 +628,7 @@ env_step = _STANDARD.env_step
 legal_action_mask = _STANDARD.legal_action_mask
 winning_moves = _STANDARD.winning_moves
 from_moves = _STANDARD.from_moves
+from_board = _STANDARD.from_board
 rollout = _STANDARD.rollout
 heuristic_rollout = _STANDARD.heuristic_rollout
 render = _STANDARD.render

@@ -38,6 +38,7 @@ __all__ = [
     "legal_action_mask",
     "winning_moves",
     "from_moves",
+    "from_board",
     "rollout",
     "heuristic_rollout",
     "render",
@@ -229,6 +230,10 @@ class TicTacToe:
             elif all(m >= 0 for m in marks):
                 done = True
             player = 1 - player
+        return self._env_from_marks(marks, player, len(parsed), done, winner, last)
+
+    def _env_from_marks(self, marks, player: int, ply: int, done: bool, winner: int, last: int) -> Env:
+        """An Env from ``marks[cell]`` (-1 empty, 0 X, 1 O; cells row by row)."""
         stones = np.zeros((2, 1), np.uint32)
         for j, m in enumerate(marks):
             if m >= 0:
@@ -236,12 +241,30 @@ class TicTacToe:
         return Env(
             stones=jnp.asarray(stones),
             to_move=jnp.int32(player),
-            ply=jnp.int32(len(parsed)),
+            ply=jnp.int32(ply),
             done=jnp.bool_(done),
             winner=jnp.int32(winner),
             last_action=jnp.int32(last),
             game=self,
         )
+
+    def from_board(self, board, to_move=None) -> Env:
+        """A position from its 3x3 board (the inverse of :meth:`board_array`):
+        a nested list, a NumPy or JAX array (top row first; 0 empty, 1 X, 2 O,
+        or 'X', 'O', '.'), or a string ``"X../.O./..."``.  ``to_move``: None
+        (from the counts) or 0/'X', 1/'O' to check.  ``last_action`` is -1.
+
+        Raises:
+          ValueError: naming the problem: a wrong shape or cell value,
+            impossible counts, two winners, a winner who did not move last,
+            a ``to_move`` that contradicts the counts.
+        """
+        from c4jax.env import board_grid, position_from_grid
+
+        grid = board_grid(board, 3, 3)
+        state = position_from_grid(grid, 3, gravity=False, to_move=to_move)
+        marks = [int(v) - 1 for v in grid.reshape(-1)]
+        return self._env_from_marks(marks, state["to_move"], state["ply"], state["done"], state["winner"], -1)
 
     @one_game_or_batch()
     def board_array(self, env: Env) -> jax.Array:
@@ -301,6 +324,7 @@ env_step = GAME.env_step
 legal_action_mask = GAME.legal_action_mask
 winning_moves = GAME.winning_moves
 from_moves = GAME.from_moves
+from_board = GAME.from_board
 rollout = GAME.rollout
 heuristic_rollout = GAME.heuristic_rollout
 render = GAME.render

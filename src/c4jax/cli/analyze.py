@@ -29,6 +29,8 @@ examples:
   c4jax analyze 1425 --game tictactoe          tic-tac-toe cells 1, 4, 2, 5; X wins at 3
   c4jax analyze "" --plot visits.png           the empty board, visit counts as a bar chart
   c4jax analyze 10,11,3 --cols 12 --rows 8     boards wider than 9 columns: commas
+  c4jax analyze --board "......./......./......./......./...O.../..XXO.."
+                                               a position from its board, top row first
 """
 
 
@@ -48,6 +50,12 @@ def add_parser(sub, game, search_parent, common) -> None:
         help="the moves so far, 1-based columns (Connect 4) or cells 1-9 (tic-tac-toe), e.g. 4453; "
         "empty: the empty board",
     )
+    p.add_argument(
+        "--board", metavar="ROWS", default=None,
+        help="the position as its board instead of MOVES: rows top first separated by '/', "
+        "cells X, O and '.' (e.g. \"......./......./......./......./...O.../..XXO..\"); "
+        "the player to move follows from the stone counts",
+    )
     p.add_argument("--seed", type=seed_arg, default=0, help="random seed of the search (default: 0)")
     p.add_argument("--plot", metavar="PNG", type=file_arg, default=None, help="write a bar chart of the visit counts (PNG)")
     p.add_argument("--json", action="store_true",
@@ -64,7 +72,15 @@ def run(args, con, t_start: float) -> int:
     from c4jax.search import run_mcts
 
     game = make_game(args)
-    env = parse_moves(game, args.moves)
+    if args.board is not None:
+        if args.moves:
+            raise UsageError("give the position as MOVES or as --board, not both")
+        try:
+            env = game.from_board(args.board)
+        except ValueError as e:
+            raise UsageError(f"bad --board: {e}") from None
+    else:
+        env = parse_moves(game, args.moves)
     if args.plot:
         check_writable(args.plot, "the plot")
     if args.dot and args.dot != "-":
@@ -74,7 +90,8 @@ def run(args, con, t_start: float) -> int:
     if bool(env.done):
         if not args.json:  # stdout stays JSON-only (empty) with --json
             print_board(con, game, env)
-        raise UsageError(f"MOVES {args.moves!r} is a finished game: nothing to analyze")
+        what = f"--board {args.board!r}" if args.board is not None else f"MOVES {args.moves!r}"
+        raise UsageError(f"{what} is a finished game: nothing to analyze")
     import jax
 
     if args.think:
@@ -101,7 +118,7 @@ def run(args, con, t_start: float) -> int:
     if args.dot:
         _write_dot(args.dot, out)
     if args.json:
-        print(json.dumps(analysis_json(game, env, out, args.moves, sims)))
+        print(json.dumps(analysis_json(game, env, out, None if args.board is not None else args.moves, sims)))
         return 0
     print_board(con, game, env)
     mover = "XO"[int(env.to_move)]
@@ -110,25 +127,27 @@ def run(args, con, t_start: float) -> int:
     best = int(out.action)
     con.print(f"Best move: {move_label(game)} {best + 1}")
     if args.plot:
-        _plot_visits(args.plot, game, out, legal, args.moves)
+        _plot_visits(args.plot, game, out, legal, args.moves if args.board is None else "from a board")
         con.print(f"Wrote the visit counts to {args.plot}")
     if args.dot:
         con.print(f"Wrote the search tree to {args.dot}")
     return 0
 
 
-def analysis_json(game, env, out, moves: str, simulations: int) -> dict:
+def analysis_json(game, env, out, moves: str | None, simulations: int) -> dict:
     """The analysis as a JSON-ready dict (``c4jax analyze --json``): the
-    position, the simulations, the root value and, per legal move, its
-    statistics (:func:`c4jax.move_stats`); moves 1-based, values
-    for the player to move."""
+    position (``moves``, None for a position given as ``--board``, and
+    ``board``, rows top first in X, O and '.'), the simulations, the root
+    value and, per legal move, its statistics (:func:`c4jax.move_stats`);
+    moves 1-based, values for the player to move."""
     import numpy as np
 
     children = move_stats(out, env)
     return {
         "game": game.name,
         **({"rows": game.rows, "cols": game.cols, "connect": game.connect} if game.name == "connect4" else {}),
-        "moves": _moves_list(game, moves),
+        "moves": None if moves is None else _moves_list(game, moves),
+        "board": ["".join(".XO"[v] for v in row) for row in np.asarray(game.board_array(env)).tolist()],
         "to_move": "XO"[int(env.to_move)],
         "ply": int(env.ply),
         "simulations": int(simulations),
