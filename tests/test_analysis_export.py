@@ -86,6 +86,11 @@ def test_move_stats_refuses_more_than_one_game(search):
         c4jax.move_stats(search, two)
     with pytest.raises(ValueError, match="Env"):
         c4jax.search_table(search, "4453")
+    # Another game, or another board of the same game: named, not a numpy error.
+    with pytest.raises(ValueError, match=r"not the position this search was run on .*TicTacToe\(\)"):
+        c4jax.move_stats(search, ttt.from_moves("5"))
+    with pytest.raises(ValueError, match="another board"):
+        c4jax.move_stats(search, c4.from_moves("44"))
 
 
 def test_proven_nodes_say_so():

@@ -1,5 +1,5 @@
 """Self-play (issue 13): records with visit counts and values, the same games
-on 1, 2 and 4 devices, two processes with jax.distributed, resume after a
+on 1 and 4 devices (and in this process), two processes with jax.distributed, resume after a
 kill, and the command's errors.
 
 Every game here is tic-tac-toe at 16 simulations, so the in-process runs
@@ -109,13 +109,13 @@ def _env(tmp_path_factory, **extra):
     }
 
 
-def test_the_same_games_on_1_2_and_4_devices(run, tmp_path_factory):
+def test_the_same_games_on_1_and_4_devices(run, tmp_path_factory):
     script = textwrap.dedent(f"""
         import json, jax, c4jax
         from c4jax import tictactoe as ttt
         assert len(jax.local_devices()) == 4, jax.local_devices()
         out = {{}}
-        for d in (1, 2, 4):
+        for d in (1, 4):
             r = c4jax.selfplay(jax.random.key(0), {N}, {GAMES}, ttt.env_reset(), devices=d, **{SETTINGS!r})
             out[d] = [g.to_json() for g in r.games]
         # The arena shards its games the same way (one lane: a device may
@@ -133,7 +133,7 @@ def test_the_same_games_on_1_2_and_4_devices(run, tmp_path_factory):
     )
     assert p.returncode == 0, p.stderr[-3000:]
     out = json.loads(p.stdout.strip().splitlines()[-1])
-    assert out["1"] == out["2"] == out["4"] == lines(run.games)
+    assert out["1"] == out["4"] == lines(run.games)
     assert out["arena1"] == out["arena4"] and len(out["arena1"]) == 6
     # The command's --devices beyond the machine's: one line, exit 2.
     bad = subprocess.run(
@@ -188,6 +188,58 @@ def test_resume_after_a_kill_plays_only_the_missing_games(resumed):
     assert all(g.seed == 0 for g in records)
 
 
+def test_resume_refuses_a_run_of_other_settings(resumed, tmp_path_factory):
+    _, _, out = resumed
+    args = CMD + ["--games", "60", "--batch-size", "2", "--out", str(out), "--resume"]
+    for extra, what in (
+        (["--temperature-plies", "2", "--temperature", "0.5"], "sampling_temperature 1.0 there, 0.5 here"),
+        (["--temperature-plies", "3"], "temperature_plies 2 there, 3 here"),
+        (["--temperature-plies", "2", "--prior", "uniform"], "prior 'heuristic' there, 'uniform' here"),
+    ):
+        r = subprocess.run(args + extra, env=_env(tmp_path_factory), capture_output=True, text=True, timeout=120)
+        assert r.returncode == 2 and "holds games of another run" in r.stderr and what in r.stderr, r.stderr
+
+
+def test_merge_refuses_parts_of_different_runs(run, tmp_path):
+    import dataclasses
+
+    from c4jax.cli.common import UsageError
+    from c4jax.cli.selfplay import merge_parts
+
+    out = tmp_path / "g.jsonl"
+    games = list(run.games)
+    c4jax.write_games(f"{out}.part-0-of-2", [g for g in games if g.index % 2 == 0])
+    c4jax.write_games(f"{out}.part-1-of-2", [dataclasses.replace(g, seed=7) for g in games if g.index % 2])
+    with pytest.raises(UsageError, match="games of 2 different runs"):
+        merge_parts(str(out), GAMES)
+    c4jax.write_games(f"{out}.part-1-of-2", [g for g in games if g.index % 2])
+    assert merge_parts(str(out), GAMES) == GAMES
+    assert lines(c4jax.read_games(out)) == lines(games)
+
+
+def _two_processes(extra_per_process, out, env):
+    port = _free_port()
+    procs = [
+        subprocess.Popen(
+            CMD + ["--out", str(out), "--coordinator", f"localhost:{port}", "--num-processes", "2",
+                   "--process-id", str(i)] + extra_per_process[i],
+            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )
+        for i in range(2)
+    ]
+    outs = [p.communicate(timeout=300) for p in procs]
+    return [p.returncode for p in procs], outs
+
+
+def test_processes_started_with_other_settings_all_stop(tmp_path_factory):
+    out = tmp_path_factory.mktemp("mismatch") / "g.jsonl"
+    codes, outs = _two_processes([["--games", "4", "--seed", "3"], ["--games", "4", "--seed", "4"]], out,
+                                 _env(tmp_path_factory))
+    assert codes == [2, 2], outs
+    assert all("process 1 of this run was started with other settings than process 0" in o[1] for o in outs)
+    assert not out.exists()
+
+
 def test_two_processes_with_jax_distributed_play_every_game_once(resumed, tmp_path_factory):
     _, _, single = resumed
     folder = tmp_path_factory.mktemp("distributed")
@@ -224,6 +276,7 @@ def test_bad_flags_give_one_line(tmp_path, tmp_path_factory):
         (["--games", "4", "--coordinator", "localhost:1", "--out", str(tmp_path / "a.jsonl")],
          "a multi-process run needs"),
     ]
+    cases.append((["--games", "4", "--out", "/dev/null"], "is not a regular file"))
     existing = tmp_path / "old.jsonl"
     existing.write_text('{"game": "TicTacToe()"}\n')
     cases.append((["--games", "4", "--out", str(existing)], "exists: pass --resume"))

@@ -96,6 +96,7 @@ class GameRecord:
     seed: int | None = None
     visits: tuple[tuple[int, ...], ...] | None = None
     values: tuple[float, ...] | None = None
+    settings: tuple[tuple[str, Any], ...] | None = None
 
     def to_json(self) -> str:
         d = {
@@ -107,11 +108,11 @@ class GameRecord:
             "start_ply": self.start_ply,
             "moves": [m + 1 for m in self.moves],  # 1-based, as from_moves takes them
         }
-        for name in ("index", "seed", "visits", "values"):
+        for name in ("index", "seed", "settings", "visits", "values"):
             value = getattr(self, name)
             if value is not None:
                 d[name] = [list(v) for v in value] if name == "visits" else (
-                    list(value) if name == "values" else value)
+                    list(value) if name == "values" else dict(value) if name == "settings" else value)
         return json.dumps(d)
 
     @staticmethod
@@ -155,6 +156,12 @@ class GameRecord:
         ):
             raise ValueError(f"values must be a list of one finite number per move ({len(moves)}); "
                              f"got {values!r}"[:160])
+        settings = d.get("settings")
+        if settings is not None and not (
+            isinstance(settings, dict)
+            and all(isinstance(v, (str, int, float, bool)) or v is None for v in settings.values())
+        ):
+            raise ValueError(f"settings must be a JSON object of plain values; got {settings!r}"[:160])
         return GameRecord(
             moves=tuple(m - 1 for m in moves),
             x_player=str(d["x"]),
@@ -162,6 +169,7 @@ class GameRecord:
             result=d["result"],
             game=str(d["game"]),
             start_ply=start_ply,
+            settings=None if settings is None else tuple(sorted(settings.items())),
             index=d.get("index"),
             seed=d.get("seed"),
             visits=None if visits is None else tuple(tuple(row) for row in visits),

@@ -147,6 +147,25 @@ def _compiled(settings, player, temperature_plies, temperature, env: Env, mesh, 
     return (start_c, ply_c), seconds
 
 
+def run_settings(opts, temperature_plies: int, temperature: float) -> tuple[tuple[str, Any], ...]:
+    """What, besides the game, the simulations and the seed, decides a
+    run's games: stamped on every record (``"settings"``) so that a resumed
+    or merged run can check it continues the same run.  Callables
+    (``value_fn``, ``prior_fn``) are named by their qualified name."""
+    # "sampling_temperature" is self-play's; "temperature" the search's own.
+    d = {"temperature_plies": int(temperature_plies), "sampling_temperature": float(temperature)}
+    for f in dataclasses.fields(opts):
+        if f.name in ("capacity", "max_depth"):
+            continue
+        v = getattr(opts, f.name)
+        if callable(v):
+            v = getattr(v, "__qualname__", type(v).__name__)
+        if isinstance(v, float) and not math.isfinite(v):
+            v = repr(v)
+        d[f.name] = v
+    return tuple(sorted(d.items()))
+
+
 def _check_int(name: str, value, lo: int, hi: int | None = None) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < lo or (hi is not None and value > hi):
         allowed = f"an int >= {lo}" if hi is None else f"an int in {lo}..{hi:,}"
@@ -193,7 +212,8 @@ def selfplay(
         compiled program serves every call with the same batch size.
         Default: all the games, up to 1,024.
       seed: stamped on every record (``"seed"``), for a resumed run to check
-        that it continues the same run.
+        that it continues the same run (with :func:`run_settings`, stamped
+        as ``"settings"``).
       on_batch: called with each batch's records (in index order) once the
         batch is over, before the next starts (the CLI appends them to its
         file here).
@@ -259,6 +279,7 @@ def selfplay(
         num_simulations, repr(opts), temperature_plies,
         float(temperature), game, rows, tuple(d.id for d in mesh.devices.flat), str(jax.random.key_impl(key)),
     )
+    stamp = run_settings(opts, temperature_plies, temperature)
     dead = dataclasses.replace(env, done=jnp.bool_(True))
     records: list[GameRecord] = []
     seconds = compile_seconds = 0.0
@@ -282,6 +303,12 @@ def selfplay(
             (start_c, ply_c), comp = _compiled(
                 settings, player, temperature_plies, temperature, env, mesh, rows, keys, envs
             )
+            if comp:
+                # The first run of new executables is slow (loading them onto
+                # the devices): not play, as compiling is not.
+                t0 = time.perf_counter()
+                jax.block_until_ready(ply_c(start_c(keys, envs))[1])
+                comp += time.perf_counter() - t0
             compile_seconds += comp
             t0 = time.perf_counter()
             state = start_c(keys, envs)
@@ -304,7 +331,7 @@ def selfplay(
                 batch.append(GameRecord(
                     moves=tuple(int(m) for m in moves[i, :n]), x_player=player.name, o_player=player.name,
                     result="draw" if w == NO_WINNER else "XO"[w], game=repr(game), start_ply=int(env.ply),
-                    index=int(g), seed=seed, visits=tuple(tuple(int(v) for v in row) for row in visits[i, :n]),
+                    index=int(g), seed=seed, settings=stamp, visits=tuple(tuple(int(v) for v in row) for row in visits[i, :n]),
                     values=tuple(float(v) for v in values[i, :n]),
                 ))
                 plies += n

@@ -84,6 +84,41 @@ def add_parser(sub, game, search_parent, common) -> None:
     p.set_defaults(func=run)
 
 
+def _settings(args, options: dict):
+    """The run's settings as the records carry them (:func:`c4jax.selfplay.run_settings`)."""
+    import dataclasses
+
+    from c4jax.search.options import options_from_kwargs
+    from c4jax.selfplay import run_settings
+
+    opts = options_from_kwargs(options)
+    if opts.lanes is None:
+        opts = dataclasses.replace(opts, lanes=1)
+    return run_settings(opts, args.temperature_plies, args.temperature)
+
+
+def _check_same_run(args, settings, index: int, count: int) -> None:
+    """Every process of a multi-process run must play the same run: the
+    processes compare a digest of their settings (all of them see all
+    digests, so all stop together on a mismatch)."""
+    import hashlib
+    import json
+
+    import numpy as np
+    from jax.experimental import multihost_utils
+
+    run = json.dumps([repr(make_game(args)), args.simulations, args.seed, args.games, list(settings)])
+    mine = np.frombuffer(hashlib.sha256(run.encode()).digest()[:8], np.uint32)
+    every = np.asarray(multihost_utils.process_allgather(mine))
+    differ = [i for i in range(count) if not np.array_equal(every[i], every[0])]
+    if differ:
+        raise UsageError(
+            f"process{'es' if len(differ) > 1 else ''} {', '.join(map(str, differ))} of this run "
+            f"{'were' if len(differ) > 1 else 'was'} started with other settings than process 0 (game, "
+            "simulations, seed, games, temperature, noise or search options): start every process alike"
+        )
+
+
 def part_path(out: str, index: int, count: int) -> str:
     """The file process ``index`` of ``count`` writes (``out`` itself for one)."""
     return out if count == 1 else f"{out}.part-{index}-of-{count}"
@@ -106,7 +141,7 @@ def _check_run_args(args) -> None:
         raise UsageError(f"--batch-size must be >= 1; got {args.batch_size}")
 
 
-def _existing(path: str, game, player_name: str, seed: int, games: int, con) -> list:
+def _existing(path: str, game, player_name: str, seed: int, settings, games: int, con) -> list:
     """The records already in ``path`` (for --resume), after dropping an
     unfinished last line; UsageError if they belong to another run."""
     from c4jax.arena import read_games
@@ -128,6 +163,14 @@ def _existing(path: str, game, player_name: str, seed: int, games: int, con) -> 
             raise UsageError(
                 f"{path!r} holds games of another run ({r.game}, {r.x_player}, seed {r.seed}, "
                 f"index {r.index}; this run: {repr(game)}, {player_name}, seed {seed}, {games} games): "
+                "use another --out, or the same settings"
+            )
+        if r.settings != settings:
+            theirs, ours = dict(r.settings or ()), dict(settings)
+            diff = ", ".join(f"{k} {theirs.get(k)!r} there, {ours.get(k)!r} here"
+                             for k in sorted(set(theirs) | set(ours)) if theirs.get(k) != ours.get(k))
+            raise UsageError(
+                f"{path!r} holds games of another run (index {r.index}: {diff}): "
                 "use another --out, or the same settings"
             )
     seen = [r.index for r in records]
@@ -173,6 +216,12 @@ def merge_parts(out: str, games: int) -> int:
             records.extend(read_games(p))
         except ValueError as e:
             raise UsageError(f"cannot merge: {e}") from None
+    runs = {(r.game, r.x_player, r.seed, r.settings) for r in records}
+    if len(runs) > 1:
+        raise UsageError(
+            f"cannot merge: the parts hold games of {len(runs)} different runs (game, player, seed or "
+            "settings differ): every process must be started alike"
+        )
     by_index: dict[int, object] = {}
     for r in records:
         if r.index is None or r.index in by_index:
@@ -218,18 +267,23 @@ def run(args, con, t_start: float) -> int:
 
     path = part_path(args.out, index, count)
     check_writable(path, "the games")
+    if os.path.exists(path) and not os.path.isfile(path):
+        raise UsageError(f"--out {path!r} is not a regular file (a device or a pipe): give a file name")
     name = f"mcts:{args.simulations}"
+    options = search_options(args)
+    if args.dirichlet_fraction > 0:
+        options.update(dirichlet_fraction=args.dirichlet_fraction, dirichlet_alpha=args.dirichlet_alpha)
+    settings = _settings(args, options)
+    if count > 1:
+        _check_same_run(args, settings, index, count)
     if os.path.exists(path) and os.path.getsize(path) and not args.resume:
         raise UsageError(f"{path!r} exists: pass --resume to continue that run, or choose another --out")
-    done = _existing(path, game, name, args.seed, args.games, con) if args.resume else []
+    done = _existing(path, game, name, args.seed, settings, args.games, con) if args.resume else []
     have = {r.index for r in done}
     todo = process_share([g for g in range(args.games) if g not in have], index, count)
     where = f"process {index} of {count}: " if count > 1 else ""
     if done:
         con.print(f"{where}{len(done)} games already in {path}; playing the {len(todo)} missing")
-    options = search_options(args)
-    if args.dirichlet_fraction > 0:
-        options.update(dirichlet_fraction=args.dirichlet_fraction, dirichlet_alpha=args.dirichlet_alpha)
     if todo:
         try:
             result = selfplay(
@@ -258,7 +312,13 @@ def run(args, con, t_start: float) -> int:
     if count > 1:
         from jax.experimental import multihost_utils
 
-        multihost_utils.sync_global_devices("c4jax selfplay: every part written")
+        try:
+            multihost_utils.sync_global_devices("c4jax selfplay: every part written")
+        except Exception as e:  # a process died: JAX's runtime may stop this one too
+            raise UsageError(
+                f"another process stopped before its part was written ({type(e).__name__}); rerun every "
+                "process with --resume, or join finished parts with --merge"
+            ) from None
         if index == 0:
             n = merge_parts(args.out, args.games)
             con.print(f"Merged {n} games from {count} processes into {args.out}")
