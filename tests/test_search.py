@@ -76,7 +76,8 @@ def test_same_tree_as_mctx_muzero_policy(game, moves, n, seed):
     assert _nodes_below_terminal(ref) == []
     # solver=False: the solver's proofs change selection once a finished
     # game is reached (mctx has no solver).
-    ours = c4jax.run_mcts(key, env, n, solver=False, **c4jax.MCTX_RECIPE).search_tree
+    # mctx's tree has n + 1 nodes; ours the budget's bucket unless told.
+    ours = c4jax.run_mcts(key, env, n, solver=False, capacity=n + 1, **c4jax.MCTX_RECIPE).search_tree
     for field in TREE_FIELDS:
         np.testing.assert_allclose(
             np.asarray(getattr(ours, field)), np.asarray(getattr(ref, field)),
