@@ -41,6 +41,11 @@ defaults, given per compilation; see ``_compile_overrides``).
 import gc
 import os
 
+# c4jax keeps 16 compiled searches by default (c4jax.search.compiled); a test
+# module meets more shapes than that and comes back to them, so the suite
+# keeps 32, dropped with JAX's caches after every module (below).
+os.environ.setdefault("C4JAX_MAX_COMPILED", "32")
+
 for _flag, _value in (("xla_backend_optimization_level", "0"), ("xla_cpu_use_fusion_emitters", "false")):
     if _flag not in os.environ.get("XLA_FLAGS", ""):
         os.environ["XLA_FLAGS"] = f"{os.environ.get('XLA_FLAGS', '')} --{_flag}={_value}".strip()
@@ -121,5 +126,11 @@ def _compile_overrides(request):
 @pytest.fixture(autouse=True, scope="module")
 def _drop_jax_caches_after_module():
     yield
+    if os.environ.get("C4JAX_TEST_KEEP_JAX_CACHES") == "1":  # to check the suite without the drop
+        return
+    import sys
+
+    if "c4jax.search.compiled" in sys.modules:
+        sys.modules["c4jax.search.compiled"].clear()
     jax.clear_caches()
     gc.collect()

@@ -47,8 +47,8 @@ def test_twenty_budgets_of_one_bucket_compile_once_and_equal_separate_searches()
         assert int(out.visit_counts.sum()) == n
         assert out.search_tree.node_visits.shape == (1, 129)
     # Separately compiled searches (capacity n + 1, the old default): the
-    # same tree for the same key.
-    for n in (budgets[0], budgets[9], budgets[-1]):
+    # same tree for the same key, at both ends of the bucket.
+    for n in (budgets[0], budgets[-1]):
         _same_search(outs[n], c4jax.run_mcts(jax.random.key(n), env, n, capacity=n + 1), n)
 
 
@@ -63,15 +63,14 @@ def test_a_bounded_set_of_compiled_searches_gives_mappings_back(monkeypatch):
         pytest.fail("no /proc/self/maps: this test needs Linux")
     monkeypatch.setattr(compiled, "MAX_COMPILED", 1)
     compiled.clear()
-    envs = [ttt.from_moves(m) for m in ("", "1", "12")]
-    batches = [jax.tree.map(lambda *x: np.stack(x), *([e] * b)) for e, b in zip(envs, (2, 3, 4))]
+    envs = [ttt.from_moves(m) for m in ("", "1")]
+    batches = [jax.tree.map(lambda *x: np.stack(x), *([e] * b)) for e, b in zip(envs, (2, 3))]
     c4jax.run_mcts(jax.random.key(0), batches[0], 20).action.block_until_ready()
     first = compiled.memory_mappings()
-    for b in batches[1:]:  # two new shapes: each drops the one before
-        c4jax.run_mcts(jax.random.key(0), b, 20).action.block_until_ready()
+    c4jax.run_mcts(jax.random.key(0), batches[1], 20).action.block_until_ready()  # drops the first
     s = compiled.stats()
-    assert s["kept"] == 1 and s["dropped"] >= 2
-    # A compiled search maps about 150-650 regions; two kept would add them.
+    assert s["kept"] == 1 and s["dropped"] >= 1
+    # A compiled search maps about 150-650 regions; keeping both would add them.
     assert compiled.memory_mappings() - first < 100, (first, compiled.memory_mappings())
 
 
