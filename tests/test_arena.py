@@ -144,9 +144,17 @@ def test_arena_is_reproducible_and_batched_equals_one_game_at_a_time():
     # Two compiled game loops in all (2 and 1 games per half), shared below.
     keys = jax.random.split(jax.random.key(3), 4)
     first = [True, False, True, False]
-    batched, _, _ = c4jax.play_games(keys, first, a, b, env)
-    again, _, _ = c4jax.play_games(keys, first, a, b, env)
+    batched, _, first_compile = c4jax.play_games(keys, first, a, b, env)
+    compiles = c4jax.compiled_stats()["compiles"]
+    again, _, again_compile = c4jax.play_games(keys, first, a, b, env)
     assert batched == again
+    # The game loop is one of c4jax's kept compiled programs (issue 14's
+    # bounded set): the same call compiles nothing, clear_compiled drops it.
+    assert first_compile > 0 and again_compile == 0.0 and c4jax.compiled_stats()["compiles"] == compiles
+    c4jax.clear_compiled()
+    assert c4jax.compiled_stats()["kept"] == 0
+    _, _, recompile = c4jax.play_games(keys, first, a, b, env)
+    assert recompile > 0 and c4jax.compiled_stats()["compiles"] == compiles + 1
     for g in range(4):
         single, _, _ = c4jax.play_games(keys[g : g + 1], first[g : g + 1], a, b, env)
         assert single[0] == batched[g], g

@@ -27,7 +27,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from c4jax.devices import compile_game_loop, game_mesh, round_up
+from c4jax.devices import compile_game_loop, game_mesh, padded_games, round_up
 from c4jax.env import NO_WINNER, Env
 from c4jax.keys import as_key
 from c4jax.players import Player
@@ -255,11 +255,6 @@ class ArenaResult:
         return t
 
 
-def _finished_copy(env: Env) -> Env:
-    """``env`` marked as a finished game (a padding row that never moves)."""
-    return dataclasses.replace(env, done=jnp.bool_(True))
-
-
 def _make_play_fns(player_a: Player, player_b: Player, half: int, max_plies: int):
     """``(start, plies)`` on one device's block of games, ``2 * half`` rows
     (A moving first in the first ``half``): ``start(keys, envs)`` is the
@@ -340,11 +335,6 @@ MAX_GAMES = 1_000_000
 # host checks for the end) between calls.
 _PLIES_PER_CALL = 1
 
-# Compiled game loops, by (player_a, player_b, games per half, game, key
-# type): the same Player objects on the same game compile once per process.
-_COMPILED: dict = {}
-
-
 def play_games(
     keys: jax.Array,
     a_first: Sequence[bool],
@@ -416,21 +406,12 @@ def play_games(
         rows += pad_a[d * local:(d + 1) * local] + pad_b[d * local:(d + 1) * local]
     live = np.asarray([g >= 0 for g in rows])
     all_keys = keys[np.asarray([max(g, 0) for g in rows], np.int32)]
-    dead = _finished_copy(env)
-    envs = jax.tree.map(
-        lambda x, d: jnp.where(jnp.asarray(live).reshape((len(rows),) + (1,) * x.ndim), x[None], d[None]), env, dead
+    envs = padded_games(env, live)
+    start_c, plies_c, compile_seconds = compile_game_loop(
+        ("arena", player_a, player_b, env.game, str(jax.random.key_impl(keys))),
+        lambda: _make_play_fns(player_a, player_b, local, env.game.max_plies),
+        mesh, all_keys, envs,
     )
-    cache_key = (player_a, player_b, half, env.game, str(jax.random.key_impl(keys)),
-                 tuple(d.id for d in mesh.devices.flat))
-    compiled = _COMPILED.get(cache_key)
-    compile_seconds = 0.0
-    if compiled is None:
-        start, plies = _make_play_fns(player_a, player_b, local, env.game.max_plies)
-        start_c, plies_c, compile_seconds = compile_game_loop(start, plies, mesh, all_keys, envs)
-        if len(_COMPILED) >= 16:
-            _COMPILED.pop(next(iter(_COMPILED)))
-        _COMPILED[cache_key] = compiled = (start_c, plies_c)
-    start_c, plies_c = compiled
     t0 = time.perf_counter()
     state = start_c(all_keys, envs)
     while True:
@@ -616,12 +597,18 @@ def read_games(path) -> list[GameRecord]:
         never visited), naming the file and the line (also for a file that
         is not UTF-8 text).
     """
+    with open(path, "rb") as f:
+        return records_from_bytes(f.read(), path)
+
+
+def records_from_bytes(data: bytes, source) -> list[GameRecord]:
+    """The records of the lines of ``data`` (:func:`read_games`' checks),
+    errors naming ``source``."""
+    try:
+        lines = data.decode("utf-8").splitlines()
+    except UnicodeDecodeError as e:
+        raise ValueError(f"{source}: not UTF-8 text (byte {e.start}): not a file of game records") from None
     out = []
-    with open(path, encoding="utf-8") as f:
-        try:
-            lines = list(f)
-        except UnicodeDecodeError as e:
-            raise ValueError(f"{path}: not UTF-8 text (byte {e.start}): not a file of game records") from None
     for i, line in enumerate(lines):
         if not line.strip():
             continue
@@ -629,7 +616,7 @@ def read_games(path) -> list[GameRecord]:
             record = GameRecord.from_json(line)
             _check_replay(record)
         except (ValueError, json.JSONDecodeError, RecursionError) as e:
-            raise ValueError(f"{path}: line {i + 1}: {e}") from None
+            raise ValueError(f"{source}: line {i + 1}: {e}") from None
         out.append(record)
     return out
 

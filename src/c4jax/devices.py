@@ -25,7 +25,8 @@ import numpy as np
 from jax.sharding import Mesh, PartitionSpec
 
 __all__ = [
-    "GAMES_AXIS", "game_mesh", "over_games", "compile_game_loop", "round_up", "initialize_distributed", "process_share",
+    "GAMES_AXIS", "game_mesh", "over_games", "compile_game_loop", "round_up", "padded_games", "initialize_distributed",
+    "process_share",
 ]
 
 GAMES_AXIS = "games"
@@ -55,6 +56,33 @@ def round_up(n: int, mesh: Mesh) -> int:
     return -(-n // k) * k
 
 
+def padded_games(env, live):
+    """A batch of copies of one position, padded with finished games.
+
+    Args:
+      env: an unbatched :class:`~c4jax.env.Env`.
+      live: bool ``[R]`` (NumPy or JAX): which rows play.
+
+    Returns:
+      the ``Env`` batched ``[R]``: row ``r`` is ``env`` where ``live[r]``,
+      else ``env`` marked finished (``done`` true), a row that never moves
+      (stepping a finished game changes nothing) and fills a device's block
+      of a fixed shape.
+
+    Raises:
+      ValueError: ``env`` is batched.
+    """
+    import dataclasses
+
+    import jax.numpy as jnp
+
+    if env.batch_shape:
+        raise ValueError(f"env must be one position (unbatched); got batch shape {env.batch_shape}")
+    live = jnp.asarray(live, bool)
+    dead = dataclasses.replace(env, done=jnp.bool_(True))
+    return jax.tree.map(lambda x, d: jnp.where(live.reshape(live.shape + (1,) * x.ndim), x[None], d[None]), env, dead)
+
+
 def over_games(fn: Callable, mesh: Mesh, in_specs, out_specs) -> Callable:
     """``fn`` run by every device of ``mesh`` on its block of the games
     (:func:`jax.shard_map`); ``in_specs``/``out_specs`` as shard_map's, with
@@ -66,24 +94,61 @@ def over_games(fn: Callable, mesh: Mesh, in_specs, out_specs) -> Callable:
 GAMES = PartitionSpec(GAMES_AXIS)
 
 
-def compile_game_loop(start: Callable, step: Callable, mesh: Mesh, keys, envs) -> tuple[Callable, Callable, float]:
-    """Compiles (ahead of time) a loop over a batch of games sharded over
-    ``mesh``: ``start(keys, envs) -> state`` and ``step(state) -> (state,
-    stats)``, both on one device's block, every leaf with a leading axis of
-    games (per-device counters as ``[1]``).  The state stays on its devices
-    between calls (``step`` donates it).  Returns ``(start, step,
-    compile_seconds)``."""
+def compile_game_loop(signature: tuple, make: Callable, mesh: Mesh, keys, envs) -> tuple[Callable, Callable, float]:
+    """A loop over a batch of games sharded over ``mesh``, compiled ahead of
+    time once per ``signature`` and kept among c4jax's compiled programs
+    (:mod:`c4jax.search.compiled`: at most ``C4JAX_MAX_COMPILED``, least
+    recently used dropped; ``c4jax.clear_compiled()`` drops them).
+
+    Args:
+      signature: a hashable key of everything the loop's program depends on
+        besides the shapes of ``keys`` and ``envs`` and the mesh's devices
+        (players, settings, the game).
+      make: ``() -> (start, step)``, called on a miss: ``start(keys, envs)
+        -> state`` and ``step(state) -> (state, stats)``, both on one
+        device's block, every leaf with a leading axis of games (per-device
+        counters as ``[1]``).
+      mesh: :func:`game_mesh`'s.
+      keys: ``[R]`` PRNG keys; envs: an :class:`~c4jax.env.Env` batched ``[R]``,
+        ``R`` a multiple of the mesh's size.
+
+    Returns:
+      ``(start, step, compile_seconds)``, 0 seconds when it was kept.  The
+      state stays on its devices between calls (``step`` donates it).
+
+    Raises:
+      ValueError: ``R`` is not a multiple of the mesh's devices.
+    """
     from jax.sharding import NamedSharding
 
-    sharded = NamedSharding(mesh, GAMES)
-    t0 = time.perf_counter()
-    start_c = jax.jit(over_games(start, mesh, GAMES, GAMES), out_shardings=sharded).lower(keys, envs).compile()
-    step_c = (
-        jax.jit(over_games(step, mesh, GAMES, (GAMES, GAMES)), donate_argnums=0, out_shardings=(sharded, sharded))
-        .lower(start_c.out_info)
-        .compile()
+    from c4jax.search import compiled
+
+    rows = int(np.shape(keys)[0])
+    if rows % mesh.size:
+        raise ValueError(f"the batch of {rows} games is not a multiple of the mesh's {mesh.size} devices (round_up)")
+    seconds = 0.0
+
+    def build():
+        nonlocal seconds
+        start, step = make()
+        sharded = NamedSharding(mesh, GAMES)
+        t0 = time.perf_counter()
+        start_c = jax.jit(over_games(start, mesh, GAMES, GAMES), out_shardings=sharded).lower(keys, envs).compile()
+        step_c = (
+            jax.jit(over_games(step, mesh, GAMES, (GAMES, GAMES)), donate_argnums=0, out_shardings=(sharded, sharded))
+            .lower(start_c.out_info)
+            .compile()
+        )
+        seconds = time.perf_counter() - t0
+        return start_c, step_c
+
+    shapes = jax.tree.map(lambda x: (x.shape, str(x.dtype)), (keys, envs))
+    start_c, step_c = compiled.compiled(
+        ("game loop", signature, str(jax.tree.structure((keys, envs))), tuple(jax.tree.leaves(shapes)),
+         tuple(d.id for d in mesh.devices.flat)),
+        build,
     )
-    return start_c, step_c, time.perf_counter() - t0
+    return start_c, step_c, seconds
 
 
 def _env_int(name: str) -> int | None:

@@ -28,7 +28,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from c4jax.arena import GameRecord
-from c4jax.devices import compile_game_loop, game_mesh, round_up
+from c4jax.devices import compile_game_loop, game_mesh, padded_games, round_up
 from c4jax.env import NO_WINNER, Env
 from c4jax.keys import as_key
 from c4jax.players import mcts_player
@@ -128,23 +128,15 @@ def _make_fns(player, temperature_plies: int, temperature: float, max_plies: int
     return start, ply
 
 
-# Compiled programs by their settings (the same run settings compile once per
-# process); at most _KEEP kept, the oldest dropped.
-_COMPILED: dict = {}
-_KEEP = 8
+def search_options(options: dict):
+    """Self-play's :class:`~c4jax.search.options.SearchOptions` from search
+    keyword arguments: ``lanes`` defaults to a batch's (1) however few games
+    a device holds, since a game must not depend on the number of devices.
+    Raises ``ValueError`` for a bad option."""
+    from c4jax.search.options import options_from_kwargs
 
-
-def _compiled(settings, player, temperature_plies, temperature, env: Env, mesh, rows: int, keys, envs):
-    cached = _COMPILED.get(settings)
-    if cached is not None:
-        return cached, 0.0
-    game = env.game
-    start, ply = _make_fns(player, temperature_plies, temperature, game.max_plies, game.num_actions)
-    start_c, ply_c, seconds = compile_game_loop(start, ply, mesh, keys, envs)
-    if len(_COMPILED) >= _KEEP:
-        _COMPILED.pop(next(iter(_COMPILED)))
-    _COMPILED[settings] = (start_c, ply_c)
-    return (start_c, ply_c), seconds
+    opts = options_from_kwargs(options)
+    return opts if opts.lanes is not None else dataclasses.replace(opts, lanes=1)
 
 
 def run_settings(opts, temperature_plies: int, temperature: float) -> tuple[tuple[str, Any], ...]:
@@ -262,25 +254,17 @@ def selfplay(
     mesh = game_mesh(devices)
     if batch_size is not None:
         batch_size = _check_int("batch_size", batch_size, 1)
-    from c4jax.search.options import options_from_kwargs
-
-    opts = options_from_kwargs(options)  # ValueError for bad options
-    if opts.lanes is None:
-        # A batch's default (one lane) however few games a device holds: a
-        # game must not depend on the number of devices.
-        opts = dataclasses.replace(opts, lanes=1)
+    opts = search_options(options)  # ValueError for bad options
     player = mcts_player(num_simulations, options=opts)
     key = as_key(key)
     # An explicit batch size is one compiled shape for every call (a resumed
     # run's remainder compiles nothing new); by default, all games up to 1,024.
     rows = round_up(batch_size or min(1024, len(indices)), mesh)
     game = env.game
-    settings = (
-        num_simulations, repr(opts), temperature_plies,
-        float(temperature), game, rows, tuple(d.id for d in mesh.devices.flat), str(jax.random.key_impl(key)),
-    )
+    # What the compiled game loop depends on besides shapes and devices.
+    settings = ("selfplay", num_simulations, opts, temperature_plies, float(temperature), game,
+                str(jax.random.key_impl(key)))
     stamp = run_settings(opts, temperature_plies, temperature)
-    dead = dataclasses.replace(env, done=jnp.bool_(True))
     records: list[GameRecord] = []
     seconds = compile_seconds = 0.0
     plies = 0
@@ -289,19 +273,17 @@ def selfplay(
         keys = jax.vmap(lambda g: jax.random.fold_in(key, g))(
             jnp.asarray(chunk + [0] * (rows - len(chunk)), jnp.uint32)
         )
-        live = jnp.arange(rows) < len(chunk)
-        envs = jax.tree.map(
-            lambda x, d: jnp.where(live.reshape((rows,) + (1,) * x.ndim), x[None], d[None]), env, dead
-        )
-        return keys, envs
+        return keys, padded_games(env, np.arange(rows) < len(chunk))
 
     def run(update):
         nonlocal seconds, compile_seconds, plies
         for lo in range(0, len(indices), rows):
             chunk = indices[lo:lo + rows]
             keys, envs = batch_inputs(chunk)
-            (start_c, ply_c), comp = _compiled(
-                settings, player, temperature_plies, temperature, env, mesh, rows, keys, envs
+            start_c, ply_c, comp = compile_game_loop(
+                settings,
+                lambda: _make_fns(player, temperature_plies, temperature, game.max_plies, game.num_actions),
+                mesh, keys, envs,
             )
             if comp:
                 # The first run of new executables is slow (loading them onto

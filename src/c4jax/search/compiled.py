@@ -1,5 +1,6 @@
-"""The compiled searches a process keeps: a least-recently-used set of at
-most :data:`MAX_COMPILED` executables, so that a long-lived process (a
+"""The compiled programs a process keeps (searches, and the arena's and
+self-play's game loops): a least-recently-used set of at most
+:data:`MAX_COMPILED` of them, so that a long-lived process (a
 notebook, a sweep over budgets and boards) that meets hundreds of shapes
 keeps a bounded number of memory mappings and bytes.
 
@@ -35,7 +36,6 @@ import time
 import warnings
 from typing import Callable
 
-import jax
 
 __all__ = ["MAX_COMPILED", "compiled", "clear", "stats", "memory_mappings", "max_map_count", "check_mappings"]
 
@@ -44,6 +44,9 @@ def _max_compiled() -> int:
     value = os.environ.get("C4JAX_MAX_COMPILED", "").strip()
     if value.isdigit() and int(value) >= 1:
         return int(value)
+    if value:
+        warnings.warn(f"C4JAX_MAX_COMPILED must be an int >= 1; got {value!r}: keeping 16 compiled programs",
+                      RuntimeWarning, stacklevel=2)
     return 16
 
 
@@ -55,18 +58,19 @@ _STATS = {"compiles": 0, "compile_seconds": 0.0, "dropped": 0}
 _WARNED = False
 
 
-def compiled(signature: tuple, lower: Callable[[], "jax.stages.Lowered"]) -> Callable:
-    """The executable of ``signature`` (any hashable key that fixes the
-    program: shapes, dtypes, options), compiled by ``lower().compile()`` on
-    a miss; the least recently used entry beyond :data:`MAX_COMPILED` is
-    dropped."""
+def compiled(signature: tuple, build: Callable[[], object]) -> object:
+    """The compiled program of ``signature`` (any hashable key that fixes
+    the program: shapes, dtypes, options), made by ``build()`` on a miss (an
+    executable, e.g. ``lower().compile()``, or a tuple of executables that
+    are used together, as the arena's and self-play's game loops); the
+    least recently used entry beyond :data:`MAX_COMPILED` is dropped."""
     with _LOCK:
         fn = _CACHE.get(signature)
         if fn is not None:
             _CACHE.move_to_end(signature)
             return fn
     t0 = time.perf_counter()
-    fn = lower().compile()
+    fn = build()
     seconds = time.perf_counter() - t0
     with _LOCK:
         _STATS["compiles"] += 1

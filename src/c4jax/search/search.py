@@ -211,7 +211,7 @@ def compiled_search(keys, envs, tree, opts: SearchOptions, num_simulations: int,
         opts,
         _gumbel_simulations(opts, num_simulations),
     )
-    fn = compiled.compiled(signature, lambda: lower_search(keys, envs, tree, opts, num_simulations, continuing))
+    fn = compiled.compiled(signature, lambda: lower_search(keys, envs, tree, opts, num_simulations, continuing).compile())
     count = np.int32(num_simulations)
     return lambda keys, envs, tree: fn(keys, envs, tree, count)
 
