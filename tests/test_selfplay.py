@@ -263,6 +263,13 @@ def test_two_processes_with_jax_distributed_play_every_game_once(resumed, tmp_pa
     assert [g.index for g in merged] == list(range(10))
     by_index = {g.index: g.to_json() for g in c4jax.read_games(single)}
     assert lines(merged) == [by_index[i] for i in range(10)]  # the one-process games
+    # The same run again onto the merged file: every process refuses (the
+    # merge would replace it), and the file stays as it was.
+    before = out.read_bytes()
+    codes, again = _two_processes([["--games", "10"], ["--games", "10"]], out, env)
+    assert codes == [2, 2], again
+    assert all("exists: a multi-process run would replace it" in o[1] for o in again), again
+    assert out.read_bytes() == before and sorted(os.listdir(folder)) == ["g.jsonl"]
 
 
 def test_bad_flags_give_one_line(tmp_path, tmp_path_factory):
@@ -281,8 +288,18 @@ def test_bad_flags_give_one_line(tmp_path, tmp_path_factory):
     existing.write_text('{"game": "TicTacToe()"}\n')
     cases.append((["--games", "4", "--out", str(existing)], "exists: pass --resume"))
     cases.append((["--games", "4", "--out", str(existing), "--resume"], "cannot resume from"))
+    # --resume on files that are not records (the last line without its
+    # newline): refused, and left byte for byte as they were.
+    untouched = {}
+    for name, text in (("notes.txt", "my notes\nlast line"), ("one.txt", "no newline at all"),
+                       ("cut.jsonl", '{"game": "TicTacToe()"}\nnot a record')):
+        (tmp_path / name).write_text(text)
+        untouched[tmp_path / name] = text
+        cases.append((["--games", "4", "--out", str(tmp_path / name), "--resume"], "cannot resume from"))
     for args, message in cases:
         base = CMD[:-2] if "--think" in args else CMD  # without -n
         r = subprocess.run(base + args, env=env, capture_output=True, text=True, timeout=120)
         assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, (args, r.stderr)
         assert message in r.stderr, (args, r.stderr)
+    for path, text in untouched.items():
+        assert path.read_text() == text, path

@@ -86,18 +86,12 @@ def add_parser(sub, game, search_parent, common) -> None:
 
 def _settings(args, options: dict):
     """The run's settings as the records carry them (:func:`c4jax.selfplay.run_settings`)."""
-    import dataclasses
+    from c4jax.selfplay import run_settings, search_options
 
-    from c4jax.search.options import options_from_kwargs
-    from c4jax.selfplay import run_settings
-
-    opts = options_from_kwargs(options)
-    if opts.lanes is None:
-        opts = dataclasses.replace(opts, lanes=1)
-    return run_settings(opts, args.temperature_plies, args.temperature)
+    return run_settings(search_options(options), args.temperature_plies, args.temperature)
 
 
-def _check_same_run(args, settings, index: int, count: int) -> None:
+def _check_same_run(args, settings, count: int) -> None:
     """Every process of a multi-process run must play the same run: the
     processes compare a digest of their settings (all of them see all
     digests, so all stop together on a mismatch)."""
@@ -142,20 +136,20 @@ def _check_run_args(args) -> None:
 
 
 def _existing(path: str, game, player_name: str, seed: int, settings, games: int, con) -> list:
-    """The records already in ``path`` (for --resume), after dropping an
-    unfinished last line; UsageError if they belong to another run."""
-    from c4jax.arena import read_games
+    """The records already in ``path`` (for --resume); UsageError if they
+    belong to another run.  An unfinished last line (a write cut short) is
+    dropped from the file, but only once the whole lines before it have
+    been checked to be this run's records: a file of anything else is left
+    as it was."""
+    from c4jax.arena import records_from_bytes
 
     if not os.path.exists(path):
         return []
-    with open(path, "rb+") as f:
+    with open(path, "rb") as f:
         data = f.read()
-        end = data.rfind(b"\n") + 1
-        if end < len(data):  # a write cut short: drop the partial line
-            f.truncate(end)
-            con.print(f"Dropped an unfinished last line of {path} ({len(data) - end} bytes)")
+    end = data.rfind(b"\n") + 1
     try:
-        records = read_games(path)
+        records = records_from_bytes(data[:end], path)
     except ValueError as e:
         raise UsageError(f"cannot resume from {path!r}: {e}") from None
     for r in records:
@@ -176,6 +170,13 @@ def _existing(path: str, game, player_name: str, seed: int, settings, games: int
     seen = [r.index for r in records]
     if len(set(seen)) != len(seen):
         raise UsageError(f"{path!r} holds a game twice: not a file c4jax selfplay wrote")
+    if end < len(data):
+        tail = data[end:]
+        if not tail.startswith(b'{"game": '[: len(tail)]):  # not the start of a record's line
+            raise UsageError(f"cannot resume from {path!r}: its last line is not a game record")
+        with open(path, "rb+") as f:
+            f.truncate(end)
+        con.print(f"Dropped an unfinished last line of {path} ({len(data) - end} bytes)")
     return records
 
 
@@ -275,7 +276,14 @@ def run(args, con, t_start: float) -> int:
         options.update(dirichlet_fraction=args.dirichlet_fraction, dirichlet_alpha=args.dirichlet_alpha)
     settings = _settings(args, options)
     if count > 1:
-        _check_same_run(args, settings, index, count)
+        if os.path.exists(args.out):
+            # Every process sees this file (the merge needs one file system),
+            # so all stop here together.
+            raise UsageError(
+                f"{args.out!r} exists: a multi-process run would replace it when it merges its parts; "
+                "choose another --out"
+            )
+        _check_same_run(args, settings, count)
     if os.path.exists(path) and os.path.getsize(path) and not args.resume:
         raise UsageError(f"{path!r} exists: pass --resume to continue that run, or choose another --out")
     done = _existing(path, game, name, args.seed, settings, args.games, con) if args.resume else []
