@@ -36,9 +36,11 @@ def warm_up(rows: int = 6, columns: int = 7, inarow: int = 4, budget: float = BU
     key = (rows, columns, inarow)
     if key not in _GAMES:
         game = c4jax.connect4.make(rows, columns, inarow)
-        # A short search compiles both chunk programs of the anytime driver;
-        # later searches of any budget on this board reuse them.
-        c4jax.run_mcts_anytime(jax.random.key(0), game.env_reset(), min(budget, 0.05))
+        # One search of the agent's own budget compiles both chunk programs
+        # of the anytime driver at the tree capacity that budget gets
+        # (c4jax.search.anytime.anytime_capacity); every move's search on
+        # this board reuses them.
+        c4jax.run_mcts_anytime(jax.random.key(0), game.env_reset(), budget)
         _GAMES[key] = game
     return _GAMES[key]
 

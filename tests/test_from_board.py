@@ -142,3 +142,28 @@ def test_analyze_takes_a_board(tmp_path):
     )
     both = subprocess.run(cmd + ["44", "--board", board], env=env, capture_output=True, text=True, timeout=120)
     assert both.returncode == 2 and "MOVES or as --board, not both" in both.stderr
+
+
+def test_the_connectx_agent_compiles_before_its_first_move():
+    """examples/connectx_agent.py: the warm-up compiles what the agent's
+    moves run (no compile on the harness's clock), and the agent plays a
+    legal column of the ConnectX board it is given, as the player ``mark``."""
+    import importlib.util
+    import pathlib
+    import types
+
+    from c4jax.search.anytime import compiled_count
+
+    path = pathlib.Path(__file__).resolve().parents[1] / "examples" / "connectx_agent.py"
+    spec = importlib.util.spec_from_file_location("connectx_agent_under_test", path)
+    agent = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(agent)
+    agent.BUDGET_SECONDS = 0.05
+    config = types.SimpleNamespace(rows=4, columns=5, inarow=3, actTimeout=2.0, seed=0)
+    agent.warm_up(4, 5, 3, 0.05)
+    compiled = compiled_count()
+    # Bottom row X X O . . (top row first, as ConnectX sends it): O (mark 2) to move.
+    obs = types.SimpleNamespace(board=[0] * 15 + [1, 1, 2, 0, 0], mark=2)
+    column = agent.agent(obs, config)
+    assert compiled_count() == compiled  # nothing compiled on the clock
+    assert column in range(5) and obs.board[column] == 0
