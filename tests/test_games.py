@@ -319,7 +319,7 @@ def test_vmap_rows_equal_single_game(game):
 
 
 def test_random_games_end_of_game_invariants(game):
-    n, t_max = n_random_games(game), game.max_plies + 2
+    n = n_random_games(game)
     envs, action, reward, done, legal, wins = trajectory(game)
     stones = np.asarray(envs.stones)
     ply, to_move = np.asarray(envs.ply), np.asarray(envs.to_move)

@@ -501,7 +501,7 @@ def board_grid(board, rows: int, cols: int):
             cells = board.tolist()
         else:
             try:
-                cells = [list(row) if not isinstance(row, str) else list(row) for row in board]
+                cells = [list(row) for row in board]
             except TypeError:
                 if isinstance(board, (list, tuple)):
                     if len(board) == rows * cols:

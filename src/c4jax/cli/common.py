@@ -442,13 +442,13 @@ def move_stats(out, env) -> list[dict]:
       the search's chosen move).  The one source of ``c4jax analyze``'s
       table and its ``--json``.
     Raises:
-      ValueError: ``out`` or ``env`` holds more than one game.
+      ValueError: ``out`` or ``env`` holds more than one game, ``env`` is not
+        an :class:`~c4jax.env.Env`, or ``out`` is a search of another game or
+        board than ``env``'s.
     """
     import numpy as np
 
     legal = _one_game_legal(out, env)
-    import numpy as np
-
     tree = host(out.search_tree)
     visits = np.asarray(out.visit_counts).reshape(-1)
     qvalues = np.asarray(out.qvalues).reshape(-1)
@@ -487,7 +487,9 @@ def search_table(out, env, title: str | None = None, *, with_prior: bool = False
     Returns:
       A ``rich.table.Table`` (print it with ``rich.console.Console().print``).
     Raises:
-      ValueError: ``out`` or ``env`` holds more than one game.
+      ValueError: ``out`` or ``env`` holds more than one game, ``env`` is not
+        an :class:`~c4jax.env.Env`, or ``out`` is a search of another game or
+        board than ``env``'s.
     """
     import numpy as np
     from rich.table import Table
