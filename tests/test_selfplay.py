@@ -75,6 +75,13 @@ def test_temperature_plies_sample_the_opening(run):
 def test_a_game_depends_on_its_index_only(run):
     part = c4jax.selfplay(jax.random.key(0), N, [6, 1, 3], ttt.env_reset(), **SETTINGS)
     assert lines(part.games) == lines([run.games[6], run.games[1], run.games[3]])
+    # Streamed only (keep_games=False): on_batch gets the same records, the
+    # result keeps none but counts them.
+    streamed = []
+    only = c4jax.selfplay(jax.random.key(0), N, [6, 1, 3], ttt.env_reset(), on_batch=streamed.extend,
+                          keep_games=False, **SETTINGS)
+    assert only.games == () and only.num_games == 3 and only.summary()["games"] == 3
+    assert lines(streamed) == lines(part.games) and only.plies == part.plies
 
 
 @pytest.mark.parametrize(
@@ -89,6 +96,8 @@ def test_a_game_depends_on_its_index_only(run):
         (dict(batch_size=0), "batch_size"),
         (dict(selection="best"), "selection"),
         (dict(env=ttt.from_moves("14253")), "finished"),
+        (dict(keep_games=False), "keep_games=False needs on_batch"),
+        (dict(keep_games=0), "keep_games must be True or False"),
     ],
 )
 def test_bad_arguments(kwargs, match):

@@ -42,7 +42,9 @@ MAX_GAMES = 100_000_000  # game indices of one run
 @dataclasses.dataclass(frozen=True)
 class SelfPlayResult:
     """What :func:`selfplay` returns: the games (:class:`GameRecord` with
-    ``index``, ``visits`` and ``values``, in the order played) and the speed.
+    ``index``, ``visits`` and ``values``, in the order played; empty when
+    they were only streamed, ``keep_games=False``), how many were played
+    (``num_games``) and the speed.
 
     ``seconds`` is the time of play without compiling (``compile_seconds``,
     apart); ``plies`` the moves played, ``simulations`` the new simulations
@@ -57,10 +59,11 @@ class SelfPlayResult:
     compile_seconds: float
     plies: int
     simulations: int
+    num_games: int
 
     @property
     def games_per_second(self) -> float:
-        return len(self.games) / self.seconds if self.seconds > 0 else math.inf
+        return self.num_games / self.seconds if self.seconds > 0 else math.inf
 
     @property
     def plies_per_second(self) -> float:
@@ -73,7 +76,7 @@ class SelfPlayResult:
     def summary(self) -> dict[str, Any]:
         """The speed, JSON-ready (per device too)."""
         d = {
-            "games": len(self.games), "plies": self.plies, "simulations": self.simulations,
+            "games": self.num_games, "plies": self.plies, "simulations": self.simulations,
             "devices": self.num_devices, "seconds": self.seconds, "compile_seconds": self.compile_seconds,
             "games_per_second": self.games_per_second, "plies_per_second": self.plies_per_second,
             "simulations_per_second": self.simulations_per_second,
@@ -177,6 +180,7 @@ def selfplay(
     batch_size: int | None = None,
     seed: int | None = None,
     on_batch: Callable[[list[GameRecord]], None] | None = None,
+    keep_games: bool = True,
     progress: bool = False,
     **options: Any,
 ) -> SelfPlayResult:
@@ -209,6 +213,10 @@ def selfplay(
       on_batch: called with each batch's records (in index order) once the
         batch is over, before the next starts (the CLI appends them to its
         file here).
+      keep_games: False: the result holds no records (``games`` empty), so
+        that a long run streamed through ``on_batch`` keeps only one batch in
+        memory (a Connect 4 record with its visit counts is a few KB);
+        needs ``on_batch``.
       progress: show a rich progress bar.
       **options: :func:`c4jax.run_mcts`'s options (``dirichlet_fraction``
         and ``dirichlet_alpha`` for root noise, ``selection``, ``prior``,
@@ -222,7 +230,8 @@ def selfplay(
       the player to move.
     Raises:
       ValueError: a bad key, count, index list, temperature, device count
-        or batch size, a finished or batched ``env``, or bad search options
+        or batch size, a finished or batched ``env``, ``keep_games=False``
+        without ``on_batch``, or bad search options
         (named as :func:`c4jax.run_mcts` names them).
     """
     num_simulations = _check_int("num_simulations", num_simulations, 1)
@@ -265,7 +274,12 @@ def selfplay(
     settings = ("selfplay", num_simulations, opts, temperature_plies, float(temperature), game,
                 str(jax.random.key_impl(key)))
     stamp = run_settings(opts, temperature_plies, temperature)
+    if not isinstance(keep_games, bool):
+        raise ValueError(f"keep_games must be True or False; got {keep_games!r}")
+    if not keep_games and on_batch is None:
+        raise ValueError("keep_games=False needs on_batch: the games would be lost")
     records: list[GameRecord] = []
+    played = 0
     seconds = compile_seconds = 0.0
     plies = 0
 
@@ -276,7 +290,7 @@ def selfplay(
         return keys, padded_games(env, np.arange(rows) < len(chunk))
 
     def run(update):
-        nonlocal seconds, compile_seconds, plies
+        nonlocal seconds, compile_seconds, plies, played
         for lo in range(0, len(indices), rows):
             chunk = indices[lo:lo + rows]
             keys, envs = batch_inputs(chunk)
@@ -317,7 +331,9 @@ def selfplay(
                     values=tuple(float(v) for v in values[i, :n]),
                 ))
                 plies += n
-            records.extend(batch)
+            played += len(batch)
+            if keep_games:
+                records.extend(batch)
             if on_batch is not None:
                 on_batch(batch)
             update(lo + len(chunk))
@@ -334,5 +350,5 @@ def selfplay(
         run(lambda finished: None)
     return SelfPlayResult(
         games=tuple(records), num_devices=mesh.size, seconds=seconds, compile_seconds=compile_seconds,
-        plies=plies, simulations=plies * num_simulations,
+        plies=plies, simulations=plies * num_simulations, num_games=played,
     )

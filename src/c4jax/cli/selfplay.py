@@ -297,7 +297,7 @@ def run(args, con, t_start: float) -> int:
             result = selfplay(
                 jax.random.key(args.seed), args.simulations, todo, game.env_reset(),
                 temperature_plies=args.temperature_plies, temperature=args.temperature, devices=args.devices,
-                batch_size=args.batch_size, seed=args.seed, on_batch=lambda recs: _append(path, recs),
+                batch_size=args.batch_size, seed=args.seed, on_batch=lambda recs: _append(path, recs), keep_games=False,
                 progress=True, **options,
             )
         except ValueError as e:
