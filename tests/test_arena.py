@@ -151,6 +151,13 @@ def test_arena_is_reproducible_and_batched_equals_one_game_at_a_time():
     # The game loop is one of c4jax's kept compiled programs (issue 14's
     # bounded set): the same call compiles nothing, clear_compiled drops it.
     assert first_compile > 0 and again_compile == 0.0 and c4jax.compiled_stats()["compiles"] == compiles
+    # Equal players made again (a notebook cell run twice, parse_player in a
+    # loop) are the same players: their games compile nothing either.
+    a2, b2 = c4jax.mcts_player(16, lanes=1), c4jax.parse_player("heuristic")
+    assert (a2, b2) == (a, b) and c4jax.mcts_player(16, lanes=2) != a
+    assert c4jax.parse_player("mcts:16", lanes=1) is a2 and c4jax.flat_mc_player(3) is c4jax.parse_player("flatmc:3")
+    again2, _, again2_compile = c4jax.play_games(keys, first, a2, b2, env)
+    assert again2 == batched and again2_compile == 0.0 and c4jax.compiled_stats()["compiles"] == compiles
     c4jax.clear_compiled()
     assert c4jax.compiled_stats()["kept"] == 0
     _, _, recompile = c4jax.play_games(keys, first, a, b, env)

@@ -91,3 +91,14 @@ def test_a_warning_names_the_fix_near_the_map_limit(monkeypatch):
         warnings.simplefilter("always")
         compiled.check_mappings()
     assert seen == []
+
+
+@pytest.mark.parametrize("value", ["0", "-3", "abc", "\u00b2", "\u0663", "1e3", "9" * 40])
+def test_a_bad_max_compiled_warns_and_keeps_16(monkeypatch, value):
+    # "²" and "٣" pass str.isdigit() but are not numbers int() reads: a
+    # setting like that used to crash `import c4jax`.
+    monkeypatch.setenv("C4JAX_MAX_COMPILED", value)
+    with pytest.warns(RuntimeWarning, match="C4JAX_MAX_COMPILED must be an int >= 1"):
+        assert compiled._max_compiled() == 16
+    monkeypatch.setenv("C4JAX_MAX_COMPILED", " 8 ")
+    assert compiled._max_compiled() == 8

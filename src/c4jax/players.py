@@ -22,6 +22,7 @@ lives in :mod:`c4jax.cli`.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 from typing import Any, Callable
 
@@ -94,6 +95,13 @@ def _choose(key, mask):
     return jnp.argmax(pick_uniform(mask, bits)).astype(jnp.int32)
 
 
+# The constructors give the same Player object for the same arguments, so the
+# arena's compiled game loops (keyed on the players) are shared by equal
+# players made by separate calls (``parse_player("mcts:16")`` twice).
+_same_player = functools.lru_cache(maxsize=64)
+
+
+@_same_player
 def random_player() -> Player:
     """Uniformly random legal moves."""
     return Player.from_policy(
@@ -101,6 +109,7 @@ def random_player() -> Player:
     )
 
 
+@_same_player
 def heuristic_player() -> Player:
     """Wins at once if it can, else blocks the opponent's immediate win, else
     plays uniformly at random (ties broken uniformly)."""
@@ -111,6 +120,7 @@ def heuristic_player() -> Player:
     return Player.from_policy("heuristic", policy)
 
 
+@_same_player
 def perfect_player() -> Player:
     """Perfect tic-tac-toe: a uniformly random move among those with the best
     exact value (:func:`c4jax.tictactoe.perfect_action_values`).  Raises
@@ -133,6 +143,11 @@ def flat_mc_player(rollouts_per_move: int, rollout_policy: str = "uniform") -> P
     mean for the mover (an immediate win scores +1)."""
     if isinstance(rollouts_per_move, bool) or not isinstance(rollouts_per_move, int) or rollouts_per_move < 1:
         raise ValueError(f"rollouts_per_move must be an int >= 1; got {rollouts_per_move!r}")
+    return _flat_mc_player(int(rollouts_per_move), rollout_policy)
+
+
+@_same_player
+def _flat_mc_player(rollouts_per_move: int, rollout_policy: str) -> Player:
     from c4jax.values import leaf_value
 
     def policy(key, env):
@@ -168,19 +183,31 @@ def mcts_player(
     :class:`c4jax.SearchOutput` behind each move (the terminal game uses it).  The node capacity stays fixed for the whole game, default
     ``2 * num_simulations + 2``, so the kept subtree has room to grow (see
     :mod:`c4jax.search.search` for what happens when it is full).
+    Equal arguments give the same :class:`Player` object, so the arena
+    compiles its game loop once for them.
     Raises ``ValueError`` for bad options (checked here, at construction).
     """
+    # Validate now, not at the first move (options= or keywords).
+    from c4jax.search.options import options_from_kwargs, python_scalar
+
+    num_simulations = python_scalar(num_simulations)  # np.int32(10) is 10
     if isinstance(num_simulations, bool) or not isinstance(num_simulations, int) or num_simulations < 1:
         raise ValueError(f"num_simulations must be an int >= 1; got {num_simulations!r}")
-    # Validate the options now, not at the first move (options= or keywords).
-    from c4jax.search.options import options_from_kwargs
 
     given = options_from_kwargs(dict(options, **({} if capacity is None else {"capacity": capacity})))
     if reuse and given.selection == "gumbel":
         raise ValueError("selection='gumbel' cannot reuse trees; pass reuse=False")
-    capacity = given.capacity
-    options = {"options": dataclasses.replace(given, capacity=None)}
     label = name or f"mcts:{num_simulations}"
+    args = (int(num_simulations), bool(reuse), given.capacity, dataclasses.replace(given, capacity=None), label)
+    try:
+        return _mcts_player(*args)
+    except TypeError:  # an option that cannot be hashed: a player of its own
+        return _mcts_player.__wrapped__(*args)
+
+
+@_same_player
+def _mcts_player(num_simulations: int, reuse: bool, capacity: int | None, given, label: str) -> Player:
+    options = {"options": given}
     if not reuse:
         def search(keys, envs, state):
             return run_mcts(keys, envs, num_simulations, capacity=capacity, **options), state

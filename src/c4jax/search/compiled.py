@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import collections
 import os
+import re
 import threading
 import time
 import warnings
@@ -42,7 +43,7 @@ __all__ = ["MAX_COMPILED", "compiled", "clear", "stats", "memory_mappings", "max
 
 def _max_compiled() -> int:
     value = os.environ.get("C4JAX_MAX_COMPILED", "").strip()
-    if value.isdigit() and int(value) >= 1:
+    if re.fullmatch("[0-9]{1,9}", value) and int(value) >= 1:  # ASCII digits: "²".isdigit() is True
         return int(value)
     if value:
         warnings.warn(f"C4JAX_MAX_COMPILED must be an int >= 1; got {value!r}: keeping 16 compiled programs",

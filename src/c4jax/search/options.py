@@ -218,8 +218,8 @@ class SearchOptions:
             raise ValueError(f"solver must be True or False; got {self.solver!r}")
         for name, lo in (("max_depth", 1), ("capacity", 2)):
             v = getattr(self, name)
-            if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < lo):
-                raise ValueError(f"{name} must be None or an int >= {lo}; got {v!r}")
+            if v is not None and (isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= MAX_NODES):
+                raise ValueError(f"{name} must be None or an int in {lo}..{MAX_NODES:,}; got {v!r}")
         if lanes is not None and lanes > 1 and self.selection == "gumbel":
             raise ValueError(
                 f"selection='gumbel' runs one simulation at a time (lanes=1); got lanes={lanes} "
@@ -236,7 +236,10 @@ class SearchOptions:
         return DEFAULT_LANES if num_games == 1 and self.selection != "gumbel" else 1
 
 
-def _python_scalar(v: Any) -> Any:
+MAX_NODES = 2**31 - 1  # mctx's node indices are int32
+
+
+def python_scalar(v: Any) -> Any:
     """NumPy scalars (``np.int64(10)``, ``np.float32(1.0)``, ``np.bool_``)
     as the Python values they hold; anything else unchanged."""
     if isinstance(v, np.generic) and v.ndim == 0:
@@ -265,7 +268,7 @@ def options_from_kwargs(options: dict[str, Any]) -> SearchOptions:
         raise ValueError(
             f"unknown option(s) {', '.join(unknown)}; the options are: options, {', '.join(fields)}"
         )
-    values = {k: _python_scalar(v) for k, v in options.items()}
+    values = {k: python_scalar(v) for k, v in options.items()}
     if base is not None:
         return dataclasses.replace(base, **values).validated()
     return SearchOptions(**values).validated()

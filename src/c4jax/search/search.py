@@ -63,7 +63,7 @@ from c4jax.keys import as_key, keys_for_games
 from c4jax.search.backup import backup
 from c4jax.search.expansion import evaluate_in_turn, expand, share_new_nodes
 from c4jax.search.prng import search_keys
-from c4jax.search.options import SearchOptions, options_from_kwargs
+from c4jax.search.options import SearchOptions, options_from_kwargs, python_scalar
 from c4jax.search.output import SearchOutput, search_output
 from c4jax.search.selection import descend, make_selection
 from c4jax.search.solver import make_solver
@@ -222,9 +222,10 @@ def prepare_search(key, env, num_simulations: int, tree, options: dict):
     validated and its ``capacity``, ``max_depth`` and ``lanes`` resolved.  Raises the
     ``ValueError`` s that :func:`run_mcts` documents."""
     opts = options_from_kwargs(options)
+    num_simulations = python_scalar(num_simulations)  # np.int32(10) is 10
     if (isinstance(num_simulations, bool) or not isinstance(num_simulations, int)
             or not 1 <= num_simulations <= MAX_SIMULATIONS):
-        raise ValueError(f"num_simulations must be a Python int in 1..{MAX_SIMULATIONS:,}; got {num_simulations!r}")
+        raise ValueError(f"num_simulations must be an int in 1..{MAX_SIMULATIONS:,}; got {num_simulations!r}")
     if not isinstance(env, Env):
         raise ValueError(f"env must be a c4jax Env (from a game's env_reset/from_moves); got {type(env).__name__}")
     check_fields(env)
