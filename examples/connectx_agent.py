@@ -68,6 +68,10 @@ def main() -> None:
     args = p.parse_args()
     if args.games < 1 or not 0 < args.budget <= 1.0:
         p.error("--games must be >= 1 and --budget in (0, 1] seconds (ConnectX's actTimeout is 2 s)")
+    try:
+        c4jax.connect4.make(args.rows, args.columns, args.inarow)
+    except ValueError as e:  # a size that makes no game: a usage error, not a traceback
+        p.error(str(e))
     BUDGET_SECONDS = args.budget
     t0 = time.perf_counter()
     warm_up(args.rows, args.columns, args.inarow, args.budget)
@@ -78,7 +82,7 @@ def main() -> None:
     except ImportError:
         config = SimpleNamespace(rows=args.rows, columns=args.columns, inarow=args.inarow, actTimeout=2)
         board = [0] * (args.rows * args.columns)
-        board[-args.columns // 2 - 1] = 1  # X in the middle of the bottom row
+        board[(args.rows - 1) * args.columns + args.columns // 2] = 1  # X in the bottom row's centre column
         move = agent(SimpleNamespace(board=board, mark=2), config)
         print(f"kaggle-environments is not installed (python3 -m pip install kaggle-environments); "
               f"one move instead: O answers X's centre with column {move + 1}")

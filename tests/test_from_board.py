@@ -144,20 +144,52 @@ def test_analyze_takes_a_board(tmp_path):
     assert both.returncode == 2 and "MOVES or as --board, not both" in both.stderr
 
 
+def _connectx_example():
+    import importlib.util
+    import pathlib
+
+    path = pathlib.Path(__file__).resolve().parents[1] / "examples" / "connectx_agent.py"
+    spec = importlib.util.spec_from_file_location("connectx_agent_under_test", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("columns, centre", [(5, 2), (6, 3), (7, 3)])
+def test_the_connectx_example_without_kaggle_answers_a_stone_in_the_centre(monkeypatch, capsys, columns, centre):
+    # Without kaggle-environments the example plays one move: O's answer to
+    # X's stone in the bottom row's centre column (it once put the stone one
+    # column to the left).
+    example = _connectx_example()
+    seen = []
+    monkeypatch.setattr(example, "warm_up", lambda *a: None)
+    monkeypatch.setattr(example, "agent", lambda obs, config: seen.append(obs) or 0)
+    monkeypatch.setitem(sys.modules, "kaggle_environments", None)  # import fails
+    monkeypatch.setattr(sys, "argv", ["connectx_agent.py", "--rows", "4", "--columns", str(columns)])
+    example.main()
+    board = np.reshape(seen[0].board, (4, columns))
+    assert seen[0].mark == 2 and board.sum() == 1 and board[3, centre] == 1
+    assert "O answers X's centre with column 1" in capsys.readouterr().out
+
+
+def test_the_connectx_example_refuses_a_board_that_makes_no_game(monkeypatch, capsys):
+    example = _connectx_example()
+    monkeypatch.setattr(sys, "argv", ["connectx_agent.py", "--rows", "2"])
+    with pytest.raises(SystemExit) as e:
+        example.main()
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and "error: " in err and "Traceback" not in err and "rows" in err
+
+
 def test_the_connectx_agent_compiles_before_its_first_move():
     """examples/connectx_agent.py: the warm-up compiles what the agent's
     moves run (no compile on the harness's clock), and the agent plays a
     legal column of the ConnectX board it is given, as the player ``mark``."""
-    import importlib.util
-    import pathlib
     import types
 
     from c4jax.search.anytime import compiled_count
 
-    path = pathlib.Path(__file__).resolve().parents[1] / "examples" / "connectx_agent.py"
-    spec = importlib.util.spec_from_file_location("connectx_agent_under_test", path)
-    agent = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(agent)
+    agent = _connectx_example()
     agent.BUDGET_SECONDS = 0.05
     config = types.SimpleNamespace(rows=4, columns=5, inarow=3, actTimeout=2.0, seed=0)
     agent.warm_up(4, 5, 3, 0.05)
