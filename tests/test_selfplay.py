@@ -207,23 +207,62 @@ def test_resume_refuses_a_run_of_other_settings(resumed, tmp_path_factory):
     ):
         r = subprocess.run(args + extra, env=_env(tmp_path_factory), capture_output=True, text=True, timeout=120)
         assert r.returncode == 2 and "holds games of another run" in r.stderr and what in r.stderr, r.stderr
+    # Fewer games than the run had: the message names the --games to give.
+    r = subprocess.run([a if a != "60" else "30" for a in args] + ["--temperature-plies", "2"],
+                       env=_env(tmp_path_factory), capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2 and r.stderr.strip().endswith(
+        "game 59 is beyond this run's --games 30 (indices 0..29): give that run's --games (at least 60)"), r.stderr
 
 
-def test_merge_refuses_parts_of_different_runs(run, tmp_path):
+def _one_line(capsys, argv) -> str:
+    from c4jax.cli import main
+
+    code = main(argv)
+    err = capsys.readouterr().err
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
+    return err
+
+
+def test_merge_joins_the_parts_of_the_run_on_its_command_line(run, tmp_path, capsys):
+    """``--merge`` checks the parts against its own command line, as
+    --resume does (a merge of parts of another seed, budget, temperature or
+    number of games is refused, naming what differs), and never replaces an
+    existing file."""
     import dataclasses
 
-    from c4jax.cli.common import UsageError
-    from c4jax.cli.selfplay import merge_parts
+    from c4jax.cli import main
 
     out = tmp_path / "g.jsonl"
-    games = list(run.games)
-    c4jax.write_games(f"{out}.part-0-of-2", [g for g in games if g.index % 2 == 0])
-    c4jax.write_games(f"{out}.part-1-of-2", [dataclasses.replace(g, seed=7) for g in games if g.index % 2])
-    with pytest.raises(UsageError, match="games of 2 different runs"):
-        merge_parts(str(out), GAMES)
-    c4jax.write_games(f"{out}.part-1-of-2", [g for g in games if g.index % 2])
-    assert merge_parts(str(out), GAMES) == GAMES
-    assert lines(c4jax.read_games(out)) == lines(games)
+    games = [dataclasses.replace(g, seed=0) for g in run.games]  # as the command's --seed 0 records them
+    merge = CMD[3:] + ["--games", str(GAMES), "--temperature-plies", "2", "--out", str(out), "--merge"]
+    names = ["g.jsonl.part-0-of-2", "g.jsonl.part-1-of-2"]
+
+    def write_parts(change=lambda g: g):
+        c4jax.write_games(tmp_path / names[0], [g for g in games if g.index % 2 == 0])
+        c4jax.write_games(tmp_path / names[1], [change(g) for g in games if g.index % 2])
+
+    write_parts(lambda g: dataclasses.replace(g, seed=7))
+    assert "holds games of another run (TicTacToe(), mcts:16, seed 7; this run: TicTacToe(), mcts:16, seed 0)" in (
+        _one_line(capsys, merge))
+    write_parts()
+    for extra, what in (
+        (["--seed", "1"], "seed 0; this run: TicTacToe(), mcts:16, seed 1"),
+        (["-n", "8"], "(TicTacToe(), mcts:16, seed 0; this run: TicTacToe(), mcts:8, seed 0)"),
+        (["--temperature", "0.5"], "sampling_temperature 1.0 there, 0.5 here"),
+        (["--temperature-plies", "3"], "temperature_plies 2 there, 3 here"),
+        (["--games", "6"], "the parts: game 7 is beyond this run's --games 6 (indices 0..5): give that run's --games (at least 8)"),
+        (["--games", "10"], "the parts hold 8 games, not games 0..9 (missing: [8, 9])"),
+    ):
+        assert what in _one_line(capsys, merge + extra), extra
+    assert sorted(os.listdir(tmp_path)) == names  # nothing written, the parts kept
+    assert main(merge) == 0
+    assert lines(c4jax.read_games(out)) == lines(games) and os.listdir(tmp_path) == ["g.jsonl"]
+    # An existing file is never replaced, the merged games or any other.
+    write_parts()
+    for text in (out.read_text(), "my notes\n"):
+        out.write_text(text)
+        assert "exists: --merge writes the joined games there" in _one_line(capsys, merge)
+        assert out.read_text() == text
 
 
 def _two_processes(extra_per_process, out, env):
@@ -247,6 +286,28 @@ def test_processes_started_with_other_settings_all_stop(tmp_path_factory):
     assert codes == [2, 2], outs
     assert all("process 1 of this run was started with other settings than process 0" in o[1] for o in outs)
     assert not out.exists()
+
+
+def test_one_process_failing_its_checks_stops_every_process(tmp_path_factory):
+    # Process 1's part is not a file of records: it cannot resume. Every
+    # process stops at once with one line (process 0 used to play its share
+    # and both then hung at the final barrier until killed).
+    out = tmp_path_factory.mktemp("failing") / "g.jsonl"
+    bad = f"{out}.part-1-of-2"
+    with open(bad, "w") as f:
+        f.write("my notes\n")
+    t0 = time.monotonic()
+    codes, outs = _two_processes([["--games", "4", "--resume"]] * 2, out, _env(tmp_path_factory))
+    assert codes == [2, 2], outs
+    errors = [o[1].strip().splitlines() for o in outs]
+    assert errors[0] == [
+        "c4jax selfplay: error: process 1 of this run stopped at its checks (its own error line says why): "
+        "no process played; fix that and start every process again"
+    ], outs
+    assert len(errors[1]) == 1 and f"process 1 of 2: cannot resume from {bad!r}" in errors[1][0], outs
+    assert "joining the run at localhost:" in outs[0][0]
+    assert not os.path.exists(f"{out}.part-0-of-2") and open(bad).read() == "my notes\n"
+    assert time.monotonic() - t0 < 120
 
 
 def test_two_processes_with_jax_distributed_play_every_game_once(resumed, tmp_path_factory):

@@ -162,7 +162,10 @@ def _env_int(name: str) -> int | None:
 
 
 def initialize_distributed(
-    coordinator: str | None = None, num_processes: int | None = None, process_id: int | None = None
+    coordinator: str | None = None,
+    num_processes: int | None = None,
+    process_id: int | None = None,
+    on_join: Callable[[str], None] | None = None,
 ) -> tuple[int, int]:
     """Joins a multi-process run with :func:`jax.distributed.initialize`
     (before anything else uses JAX), or does nothing for one process.
@@ -200,6 +203,11 @@ def initialize_distributed(
         raise ValueError(f"the process id must be in 0..{num_processes - 1}; got {process_id}")
     if num_processes == 1:
         return 0, 1
+    if on_join is not None:
+        on_join(
+            f"process {process_id} of {num_processes}: joining the run at {coordinator} (waits for every "
+            "process to start, each with its own --process-id)"
+        )
     jax.distributed.initialize(coordinator, num_processes, process_id)
     return jax.process_index(), jax.process_count()
 

@@ -79,37 +79,43 @@ def add_parser(sub, game, search_parent, common) -> None:
     d.add_argument("--process-id", type=int_arg, default=None, metavar="I", help="(default: $JAX_PROCESS_ID)")
     d.add_argument(
         "--merge", action="store_true",
-        help="only join the part files FILE.part-I-of-N of an earlier multi-process run into FILE",
+        help="only join the part files FILE.part-I-of-N of an earlier multi-process run into a new FILE "
+        "(give that run's flags: the parts are checked against them)",
     )
     p.set_defaults(func=run)
 
 
-def _settings(args, options: dict):
-    """The run's settings as the records carry them (:func:`c4jax.selfplay.run_settings`)."""
-    from c4jax.selfplay import run_settings, search_options
-
-    return run_settings(search_options(options), args.temperature_plies, args.temperature)
-
-
-def _check_same_run(args, settings, count: int) -> None:
-    """Every process of a multi-process run must play the same run: the
-    processes compare a digest of their settings (all of them see all
-    digests, so all stop together on a mismatch)."""
+def _agree(run: dict, index: int, count: int, failure: UsageError | None) -> None:
+    """The processes of a multi-process run agree before any plays: each
+    shares a digest of its run (game, player, seed, games, settings) and
+    whether its own checks (devices, its part file, --resume) passed
+    (``process_allgather``: every process sees every one's), so that all
+    stop together, each with one line, on a mismatch or on one process's
+    error, instead of the others playing on and waiting for it at the end."""
     import hashlib
     import json
 
     import numpy as np
     from jax.experimental import multihost_utils
 
-    run = json.dumps([repr(make_game(args)), args.simulations, args.seed, args.games, list(settings)])
-    mine = np.frombuffer(hashlib.sha256(run.encode()).digest()[:8], np.uint32)
+    digest = hashlib.sha256(json.dumps(run, default=repr).encode()).digest()[:8]
+    mine = np.concatenate([np.frombuffer(digest, np.uint32), np.uint32([failure is not None])])
     every = np.asarray(multihost_utils.process_allgather(mine))
-    differ = [i for i in range(count) if not np.array_equal(every[i], every[0])]
+    differ = [i for i in range(count) if not np.array_equal(every[i, :2], every[0, :2])]
     if differ:
         raise UsageError(
             f"process{'es' if len(differ) > 1 else ''} {', '.join(map(str, differ))} of this run "
             f"{'were' if len(differ) > 1 else 'was'} started with other settings than process 0 (game, "
             "simulations, seed, games, temperature, noise or search options): start every process alike"
+        )
+    if failure is not None:
+        raise UsageError(f"process {index} of {count}: {failure}") from None
+    failed = [i for i in range(count) if every[i, 2]]
+    if failed:
+        raise UsageError(
+            f"process{'es' if len(failed) > 1 else ''} {', '.join(map(str, failed))} of this run stopped at "
+            "its checks (its own error line says why): no process played; fix that and start every "
+            "process again"
         )
 
 
@@ -135,9 +141,58 @@ def _check_run_args(args) -> None:
         raise UsageError(f"--batch-size must be >= 1; got {args.batch_size}")
 
 
-def _existing(path: str, game, player_name: str, seed: int, settings, games: int, con) -> list:
+def _this_run(args, game, options: dict) -> dict:
+    """What makes a record one of this run's games: the game, the player,
+    the seed, the settings (:func:`c4jax.selfplay.run_settings`) and the
+    number of games (its indices ``0..games - 1``)."""
+    from c4jax.selfplay import run_settings, search_options
+
+    settings = run_settings(search_options(options), args.temperature_plies, args.temperature)
+    return {"game": repr(game), "player": f"mcts:{args.simulations}", "seed": args.seed,
+            "settings": settings, "games": args.games}
+
+
+def _check_records(where: str, records, run: dict, indices: bool = True) -> None:
+    """UsageError unless ``records`` (read from ``where``) are games of
+    ``run`` (:func:`_this_run`), each index once, naming what differs."""
+    games = run["games"]
+    for r in records:
+        if r.index is None:
+            raise UsageError(f"{where} holds a game without an index: not a file c4jax selfplay wrote")
+        if (r.game, r.x_player, r.seed) != (run["game"], run["player"], run["seed"]):
+            raise UsageError(
+                f"{where} holds games of another run ({r.game}, {r.x_player}, seed {r.seed}; this run: "
+                f"{run['game']}, {run['player']}, seed {run['seed']}): give that run's --game, -n and "
+                "--seed, or another --out"
+            )
+        if r.settings != run["settings"]:
+            theirs, ours = dict(r.settings or ()), dict(run["settings"])
+            diff = ", ".join(f"{k} {theirs.get(k)!r} there, {ours.get(k)!r} here"
+                             for k in sorted(set(theirs) | set(ours)) if theirs.get(k) != ours.get(k))
+            raise UsageError(
+                f"{where} holds games of another run (index {r.index}: {diff}): give that run's "
+                "settings, or another --out"
+            )
+    seen = [r.index for r in records]
+    if len(set(seen)) != len(seen):
+        raise UsageError(f"{where} holds a game twice: not a file c4jax selfplay wrote")
+    if indices:
+        _check_indices(where, seen, games)
+
+
+def _check_indices(where: str, indices, games: int) -> None:
+    """UsageError if an index is beyond ``games`` (a run of more games)."""
+    top = max(indices, default=-1)
+    if top >= games:
+        raise UsageError(
+            f"{where}: game {top:,} is beyond this run's --games {games:,} (indices 0..{games - 1:,}): "
+            f"give that run's --games (at least {top + 1:,})"
+        )
+
+
+def _existing(path: str, run: dict, con) -> list:
     """The records already in ``path`` (for --resume); UsageError if they
-    belong to another run.  An unfinished last line (a write cut short) is
+    are not ``run``'s.  An unfinished last line (a write cut short) is
     dropped from the file, but only once the whole lines before it have
     been checked to be this run's records: a file of anything else is left
     as it was."""
@@ -152,24 +207,7 @@ def _existing(path: str, game, player_name: str, seed: int, settings, games: int
         records = records_from_bytes(data[:end], path)
     except ValueError as e:
         raise UsageError(f"cannot resume from {path!r}: {e}") from None
-    for r in records:
-        if (r.game, r.x_player, r.seed) != (repr(game), player_name, seed) or r.index is None or r.index >= games:
-            raise UsageError(
-                f"{path!r} holds games of another run ({r.game}, {r.x_player}, seed {r.seed}, "
-                f"index {r.index}; this run: {repr(game)}, {player_name}, seed {seed}, {games} games): "
-                "use another --out, or the same settings"
-            )
-        if r.settings != settings:
-            theirs, ours = dict(r.settings or ()), dict(settings)
-            diff = ", ".join(f"{k} {theirs.get(k)!r} there, {ours.get(k)!r} here"
-                             for k in sorted(set(theirs) | set(ours)) if theirs.get(k) != ours.get(k))
-            raise UsageError(
-                f"{path!r} holds games of another run (index {r.index}: {diff}): "
-                "use another --out, or the same settings"
-            )
-    seen = [r.index for r in records]
-    if len(set(seen)) != len(seen):
-        raise UsageError(f"{path!r} holds a game twice: not a file c4jax selfplay wrote")
+    _check_records(repr(path), records, run)
     if end < len(data):
         tail = data[end:]
         if not tail.startswith(b'{"game": '[: len(tail)]):  # not the start of a record's line
@@ -194,12 +232,13 @@ def _append(path: str, records) -> None:
         os.close(fd)
 
 
-def merge_parts(out: str, games: int) -> int:
+def merge_parts(out: str, run: dict) -> int:
     """Joins ``out.part-I-of-N`` into ``out`` (written to a temporary file
     and renamed: all or nothing), in index order, after checking that every
-    game ``0..games-1`` is there exactly once; removes the parts.  Returns
-    the number of games.  UsageError when parts or games are missing or
-    doubled."""
+    part holds games of ``run`` (:func:`_this_run`: the command line's game,
+    player, seed, settings and games) and that every game ``0..games-1`` is
+    there exactly once; removes the parts.  Returns the number of games.
+    UsageError when parts or games are missing, doubled or of another run."""
     from c4jax.arena import read_games
 
     parts = sorted(glob.glob(glob.escape(out) + ".part-*-of-*"))
@@ -211,23 +250,19 @@ def merge_parts(out: str, games: int) -> int:
     missing = [p for p in expected if p not in parts]
     if missing:
         raise UsageError(f"cannot merge: {len(missing)} of {n} part files missing ({missing[0]}, ...)")
-    records = []
+    games = run["games"]
+    by_index: dict[int, object] = {}
     for p in expected:
         try:
-            records.extend(read_games(p))
-        except ValueError as e:
+            records = read_games(p)
+            _check_records(repr(p), records, run, indices=False)
+        except (ValueError, UsageError) as e:
             raise UsageError(f"cannot merge: {e}") from None
-    runs = {(r.game, r.x_player, r.seed, r.settings) for r in records}
-    if len(runs) > 1:
-        raise UsageError(
-            f"cannot merge: the parts hold games of {len(runs)} different runs (game, player, seed or "
-            "settings differ): every process must be started alike"
-        )
-    by_index: dict[int, object] = {}
-    for r in records:
-        if r.index is None or r.index in by_index:
-            raise UsageError(f"cannot merge: game {r.index} is in the parts twice (or has no index)")
-        by_index[r.index] = r
+        for r in records:
+            if r.index in by_index:
+                raise UsageError(f"cannot merge: game {r.index} is in two parts (the second {p!r})")
+            by_index[r.index] = r
+    _check_indices("cannot merge: the parts", by_index, games)
     lacking = sorted(set(range(games)) - set(by_index))
     if lacking or len(by_index) != games:
         raise UsageError(
@@ -245,18 +280,45 @@ def merge_parts(out: str, games: int) -> int:
     return games
 
 
+def _start_checks(args, path: str, count: int, run: dict, con) -> list:
+    """This process's checks before it plays (the devices, its file, the
+    games already there for --resume); returns those games.  UsageError
+    naming the first that fails."""
+    check_devices(args.devices)
+    check_writable(path, "the games")
+    if os.path.exists(path) and not os.path.isfile(path):
+        raise UsageError(f"--out {path!r} is not a regular file (a device or a pipe): give a file name")
+    if count > 1 and os.path.exists(args.out):
+        raise UsageError(
+            f"{args.out!r} exists: a multi-process run would replace it when it merges its parts; "
+            "choose another --out"
+        )
+    if os.path.exists(path) and os.path.getsize(path) and not args.resume:
+        raise UsageError(f"{path!r} exists: pass --resume to continue that run, or choose another --out")
+    return _existing(path, run, con) if args.resume else []
+
+
 def run(args, con, t_start: float) -> int:
     from c4jax.devices import initialize_distributed, process_share
 
     _check_run_args(args)
     game = make_game(args)
+    options = search_options(args)
+    if args.dirichlet_fraction > 0:
+        options.update(dirichlet_fraction=args.dirichlet_fraction, dirichlet_alpha=args.dirichlet_alpha)
+    this_run = _this_run(args, game, options)
     if args.merge:
         check_writable(args.out, "the games")
-        n = merge_parts(args.out, args.games)
+        if os.path.exists(args.out):
+            raise UsageError(
+                f"{args.out!r} exists: --merge writes the joined games there; choose another --out, "
+                "or move that file away"
+            )
+        n = merge_parts(args.out, this_run)
         con.print(f"Merged {n} games into {args.out}")
         return 0
     try:
-        index, count = initialize_distributed(args.coordinator, args.num_processes, args.process_id)
+        index, count = initialize_distributed(args.coordinator, args.num_processes, args.process_id, con.print)
     except ValueError as e:
         raise UsageError(str(e)) from None
 
@@ -264,29 +326,16 @@ def run(args, con, t_start: float) -> int:
 
     from c4jax.selfplay import selfplay
 
-    check_devices(args.devices)
-
     path = part_path(args.out, index, count)
-    check_writable(path, "the games")
-    if os.path.exists(path) and not os.path.isfile(path):
-        raise UsageError(f"--out {path!r} is not a regular file (a device or a pipe): give a file name")
-    name = f"mcts:{args.simulations}"
-    options = search_options(args)
-    if args.dirichlet_fraction > 0:
-        options.update(dirichlet_fraction=args.dirichlet_fraction, dirichlet_alpha=args.dirichlet_alpha)
-    settings = _settings(args, options)
+    failure = None
+    try:
+        done = _start_checks(args, path, count, this_run, con)
+    except UsageError as e:
+        if count == 1:
+            raise
+        failure, done = e, []
     if count > 1:
-        if os.path.exists(args.out):
-            # Every process sees this file (the merge needs one file system),
-            # so all stop here together.
-            raise UsageError(
-                f"{args.out!r} exists: a multi-process run would replace it when it merges its parts; "
-                "choose another --out"
-            )
-        _check_same_run(args, settings, count)
-    if os.path.exists(path) and os.path.getsize(path) and not args.resume:
-        raise UsageError(f"{path!r} exists: pass --resume to continue that run, or choose another --out")
-    done = _existing(path, game, name, args.seed, settings, args.games, con) if args.resume else []
+        _agree(this_run, index, count, failure)
     have = {r.index for r in done}
     todo = process_share([g for g in range(args.games) if g not in have], index, count)
     where = f"process {index} of {count}: " if count > 1 else ""
@@ -328,6 +377,6 @@ def run(args, con, t_start: float) -> int:
                 "process with --resume, or join finished parts with --merge"
             ) from None
         if index == 0:
-            n = merge_parts(args.out, args.games)
+            n = merge_parts(args.out, this_run)
             con.print(f"Merged {n} games from {count} processes into {args.out}")
     return 0
