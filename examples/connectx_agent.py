@@ -19,6 +19,7 @@ seconds, longer than a move's time limit).
 from __future__ import annotations
 
 import argparse
+import re
 import time
 from types import SimpleNamespace
 
@@ -71,7 +72,8 @@ def main() -> None:
     try:
         c4jax.connect4.make(args.rows, args.columns, args.inarow)
     except ValueError as e:  # a size that makes no game: a usage error, not a traceback
-        p.error(str(e))
+        flags = {"rows": "--rows", "cols": "--columns", "connect": "--inarow"}  # c4jax's names, the flags
+        p.error(re.sub(r"\b(rows|cols|connect)\b", lambda m: flags[m.group(1)], str(e)))
     BUDGET_SECONDS = args.budget
     t0 = time.perf_counter()
     warm_up(args.rows, args.columns, args.inarow, args.budget)

@@ -158,6 +158,10 @@ def test_arena_is_reproducible_and_batched_equals_one_game_at_a_time():
     assert c4jax.parse_player("mcts:16", lanes=1) is a2 and c4jax.flat_mc_player(3) is c4jax.parse_player("flatmc:3")
     again2, _, again2_compile = c4jax.play_games(keys, first, a2, b2, env)
     assert again2 == batched and again2_compile == 0.0 and c4jax.compiled_stats()["compiles"] == compiles
+    # A renamed player runs the same program: only the records' names change.
+    mine, _, mine_compile = c4jax.play_games(keys, first, c4jax.mcts_player(16, lanes=1, name="mine"), b2, env)
+    assert mine_compile == 0.0 and c4jax.compiled_stats()["compiles"] == compiles
+    assert [m.moves for m in mine] == [g.moves for g in batched] and "mine" in (mine[0].x_player, mine[0].o_player)
     c4jax.clear_compiled()
     assert c4jax.compiled_stats()["kept"] == 0
     _, _, recompile = c4jax.play_games(keys, first, a, b, env)

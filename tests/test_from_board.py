@@ -172,13 +172,19 @@ def test_the_connectx_example_without_kaggle_answers_a_stone_in_the_centre(monke
     assert "O answers X's centre with column 1" in capsys.readouterr().out
 
 
-def test_the_connectx_example_refuses_a_board_that_makes_no_game(monkeypatch, capsys):
+@pytest.mark.parametrize("argv, message", [
+    (["--rows", "2"], "error: --rows must be in 3..64, got 2"),
+    (["--columns", "100"], "error: --columns must be in 3..64, got 100"),
+    (["--inarow", "9"], "error: --inarow must be in 3..7 (= max(--rows, --columns)) for a 6x7 board, got 9"),
+])
+def test_the_connectx_example_refuses_a_board_that_makes_no_game(monkeypatch, capsys, argv, message):
+    # A usage line naming the script's own flags, not a traceback.
     example = _connectx_example()
-    monkeypatch.setattr(sys, "argv", ["connectx_agent.py", "--rows", "2"])
+    monkeypatch.setattr(sys, "argv", ["connectx_agent.py"] + argv)
     with pytest.raises(SystemExit) as e:
         example.main()
     err = capsys.readouterr().err
-    assert e.value.code == 2 and "error: " in err and "Traceback" not in err and "rows" in err
+    assert e.value.code == 2 and err.strip().endswith(message) and "Traceback" not in err, err
 
 
 def test_the_connectx_agent_compiles_before_its_first_move():

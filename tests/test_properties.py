@@ -210,8 +210,8 @@ def _check_from_moves(game, actions, envs):
         chex.assert_trees_all_equal(game.from_moves(moves), game.env_reset(), strict=True)
     if bad is not None:
         # Every illegal action (full column, occupied cell, out of range, after
-        # the end) is refused by from_moves with the move's index in the message.
-        with pytest.raises(ValueError, match=rf"\bmove {bad}\b"):
+        # the end) is refused by from_moves with the move's number (1-based) in the message.
+        with pytest.raises(ValueError, match=rf"\bmove {bad + 1}\b"):  # 1-based
             game.from_moves(moves + [actions[bad] + 1])
 
 
@@ -264,7 +264,7 @@ def test_the_strategy_covers_every_kind_of_move():
 
 
 def _raises_at(game, moves, index: int):
-    with pytest.raises(ValueError, match=rf"\bmove {index}\b") as info:
+    with pytest.raises(ValueError, match=rf"\bmove {index + 1}\b") as info:  # 1-based, as players count
         game.from_moves(moves)
     return str(info.value)
 
@@ -314,7 +314,7 @@ def test_from_moves_wide_board_needs_ints():
         game.from_moves("123")
     env = game.from_moves([40, 40, 12])
     assert int(env.ply) == 3 and int(env.last_action) == 11
-    with pytest.raises(ValueError, match=r"\bmove 1\b.*1\.\.40"):
+    with pytest.raises(ValueError, match=r"\bmove 2\b.*1\.\.40"):
         game.from_moves([40, 41])
     # Strings are fine for up to 9 columns, and "8" is not a column of 7.
     chex.assert_trees_all_equal(

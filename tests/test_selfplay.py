@@ -8,6 +8,7 @@ compilation cache."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import signal
@@ -228,8 +229,6 @@ def test_merge_joins_the_parts_of_the_run_on_its_command_line(run, tmp_path, cap
     --resume does (a merge of parts of another seed, budget, temperature or
     number of games is refused, naming what differs), and never replaces an
     existing file."""
-    import dataclasses
-
     from c4jax.cli import main
 
     out = tmp_path / "g.jsonl"
@@ -244,6 +243,10 @@ def test_merge_joins_the_parts_of_the_run_on_its_command_line(run, tmp_path, cap
     write_parts(lambda g: dataclasses.replace(g, seed=7))
     assert "holds games of another run (TicTacToe(), mcts:16, seed 7; this run: TicTacToe(), mcts:16, seed 0)" in (
         _one_line(capsys, merge))
+    # Each part holds its own process's share (index % N == I).
+    c4jax.write_games(tmp_path / names[0], [g for g in games if g.index % 2])
+    c4jax.write_games(tmp_path / names[1], [g for g in games if g.index % 2 == 0])
+    assert "part-0-of-2' holds game 1, which process 1 of 2 plays, not process 0" in _one_line(capsys, merge)
     write_parts()
     for extra, what in (
         (["--seed", "1"], "seed 0; this run: TicTacToe(), mcts:16, seed 1"),
@@ -281,11 +284,52 @@ def _two_processes(extra_per_process, out, env):
 
 def test_processes_started_with_other_settings_all_stop(tmp_path_factory):
     out = tmp_path_factory.mktemp("mismatch") / "g.jsonl"
-    codes, outs = _two_processes([["--games", "4", "--seed", "3"], ["--games", "4", "--seed", "4"]], out,
-                                 _env(tmp_path_factory))
+    codes, outs = _two_processes(
+        [["--games", "4", "--seed", "3"], ["--games", "4", "--seed", "4", "--out", f"{out}.other"]], out,
+        _env(tmp_path_factory),
+    )
     assert codes == [2, 2], outs
-    assert all("process 1 of this run was started with other settings than process 0" in o[1] for o in outs)
+    assert all(o[1].strip().endswith("process 1 of this run was started with another --seed, --out than process 0: "
+                                     "start every process alike") for o in outs), outs
     assert not out.exists()
+
+
+def test_a_second_run_on_the_same_file_stops_at_its_lock(tmp_path, capsys):
+    # Two runs started at once on one --out used to both write every game
+    # (each index twice). A run holds an exclusive lock on its file.
+    import fcntl
+
+    out = tmp_path / "g.jsonl"
+    argv = CMD[3:] + ["--games", "2", "--out", str(out)]
+    with open(out, "a") as held:
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)  # as a running c4jax selfplay holds it
+        for extra in ([], ["--resume"]):
+            assert "is being written by another c4jax selfplay (it holds the file's lock)" in (
+                _one_line(capsys, argv + extra))
+    assert out.read_text() == ""
+
+
+@pytest.mark.parametrize("address", ["nonsense", "localhost:abc", "localhost:99999", ":1234", "host:0"])
+def test_a_bad_coordinator_address_is_one_line(tmp_path, capsys, address):
+    # It was a traceback from JAX, a segmentation fault or a silent wait.
+    argv = CMD[3:] + ["--games", "2", "--out", str(tmp_path / "g.jsonl"), "--coordinator", address,
+                      "--num-processes", "2", "--process-id", "0"]
+    assert "the coordinator address must be HOST:PORT with a port in 1..65535" in _one_line(capsys, argv)
+    assert os.listdir(tmp_path) == []
+
+
+def test_resume_refuses_a_part_file_of_another_process(run, tmp_path, capsys):
+    from c4jax.cli.common import UsageError
+    from c4jax.cli.selfplay import _existing
+
+    part = tmp_path / "g.jsonl.part-0-of-2"
+    games = [dataclasses.replace(g, seed=0) for g in run.games]
+    c4jax.write_games(part, games[:2])
+    this_run = {"game": games[0].game, "player": games[0].x_player, "seed": 0, "settings": games[0].settings,
+                "games": GAMES}
+    with pytest.raises(UsageError, match="holds game 1, which process 1 of 2 plays, not process 0"):
+        _existing(str(part), this_run, (0, 2), None)
+    assert len(_existing(str(part), this_run, (0, 1), None)) == 2
 
 
 def test_one_process_failing_its_checks_stops_every_process(tmp_path_factory):

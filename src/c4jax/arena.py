@@ -255,6 +255,11 @@ class ArenaResult:
         return t
 
 
+def _program(player: Player) -> tuple:
+    """What of ``player`` the compiled game loop runs."""
+    return player.act, player.init, player.observe
+
+
 def _make_play_fns(player_a: Player, player_b: Player, half: int, max_plies: int):
     """``(start, plies)`` on one device's block of games, ``2 * half`` rows
     (A moving first in the first ``half``): ``start(keys, envs)`` is the
@@ -408,7 +413,9 @@ def play_games(
     all_keys = keys[np.asarray([max(g, 0) for g in rows], np.int32)]
     envs = padded_games(env, live)
     start_c, plies_c, compile_seconds = compile_game_loop(
-        ("arena", player_a, player_b, env.game, str(jax.random.key_impl(keys))),
+        # The players' functions, not their names: a renamed player plays
+        # the same program.
+        ("arena", *_program(player_a), *_program(player_b), env.game, str(jax.random.key_impl(keys))),
         lambda: _make_play_fns(player_a, player_b, local, env.game.max_plies),
         mesh, all_keys, envs,
     )

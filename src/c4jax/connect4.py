@@ -393,26 +393,26 @@ class Connect4:
             for i, ch in enumerate(text):
                 if ch not in "123456789"[:cols]:
                     raise ValueError(
-                        f"move {i} is {ch!r}: expected a column digit 1..{cols}"
+                        f"move {i + 1} is {ch!r}: expected a column digit 1..{cols}"
                     )
                 parsed.append(int(ch))
         else:
             parsed = []
             for i, m in enumerate(move_list(moves)):
                 if isinstance(m, bool) or not isinstance(m, (int, np.integer)):
-                    raise ValueError(f"move {i} is {m!r}: expected an int column 1..{cols}")
+                    raise ValueError(f"move {i + 1} is {m!r}: expected an int column 1..{cols}")
                 parsed.append(int(m))
         grid = [[-1] * cols for _ in range(rows)]  # grid[row from bottom][col]
         heights = [0] * cols
         player, winner, done, last = 0, NO_WINNER, False, -1
         for i, col in enumerate(parsed):
             if done:
-                raise ValueError(f"move {i} ({col}) comes after the game ended")
+                raise ValueError(f"move {i + 1} ({col}) comes after the game ended")
             if not 1 <= col <= cols:
-                raise ValueError(f"move {i} is {col}: columns are 1..{cols}")
+                raise ValueError(f"move {i + 1} is {col}: columns are 1..{cols}")
             c = col - 1
             if heights[c] >= rows:
-                raise ValueError(f"move {i} ({col}) is into a full column")
+                raise ValueError(f"move {i + 1} ({col}) is into a full column")
             r = heights[c]
             grid[r][c] = player
             heights[c] += 1

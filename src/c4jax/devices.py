@@ -17,6 +17,7 @@ process's local devices, and JAX's multi-host runtime.
 from __future__ import annotations
 
 import os
+import re
 import time
 from typing import Callable, Sequence
 
@@ -179,8 +180,9 @@ def initialize_distributed(
     Returns:
       ``(process_index, process_count)``.
     Raises:
-      ValueError: some but not all of the three given, a count below 1, or a
-        process id outside ``0..num_processes - 1``.
+      ValueError: some but not all of the three given, a count below 1, a
+        process id outside ``0..num_processes - 1``, or an address that is
+        not ``HOST:PORT``.
     """
     coordinator = coordinator or os.environ.get("JAX_COORDINATOR_ADDRESS") or None
     num_processes = num_processes if num_processes is not None else _env_int("JAX_NUM_PROCESSES")
@@ -203,6 +205,11 @@ def initialize_distributed(
         raise ValueError(f"the process id must be in 0..{num_processes - 1}; got {process_id}")
     if num_processes == 1:
         return 0, 1
+    host, _, port = coordinator.rpartition(":")
+    if not host or not re.fullmatch("[0-9]{1,5}", port) or not 1 <= int(port) <= 65535:
+        raise ValueError(
+            f"the coordinator address must be HOST:PORT with a port in 1..65535 (process 0's host); got {coordinator!r}"
+        )
     if on_join is not None:
         on_join(
             f"process {process_id} of {num_processes}: joining the run at {coordinator} (waits for every "

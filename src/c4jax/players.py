@@ -183,8 +183,8 @@ def mcts_player(
     :class:`c4jax.SearchOutput` behind each move (the terminal game uses it).  The node capacity stays fixed for the whole game, default
     ``2 * num_simulations + 2``, so the kept subtree has room to grow (see
     :mod:`c4jax.search.search` for what happens when it is full).
-    Equal arguments give the same :class:`Player` object, so the arena
-    compiles its game loop once for them.
+    Equal arguments give the same :class:`Player` object (an equal one
+    with ``name``), so the arena compiles its game loop once for them.
     Raises ``ValueError`` for bad options (checked here, at construction).
     """
     # Validate now, not at the first move (options= or keywords).
@@ -197,17 +197,18 @@ def mcts_player(
     given = options_from_kwargs(dict(options, **({} if capacity is None else {"capacity": capacity})))
     if reuse and given.selection == "gumbel":
         raise ValueError("selection='gumbel' cannot reuse trees; pass reuse=False")
-    label = name or f"mcts:{num_simulations}"
-    args = (int(num_simulations), bool(reuse), given.capacity, dataclasses.replace(given, capacity=None), label)
+    args = (int(num_simulations), bool(reuse), given.capacity, dataclasses.replace(given, capacity=None))
     try:
-        return _mcts_player(*args)
+        player = _mcts_player(*args)
     except TypeError:  # an option that cannot be hashed: a player of its own
-        return _mcts_player.__wrapped__(*args)
+        player = _mcts_player.__wrapped__(*args)
+    return dataclasses.replace(player, name=name) if name else player
 
 
 @_same_player
-def _mcts_player(num_simulations: int, reuse: bool, capacity: int | None, given, label: str) -> Player:
+def _mcts_player(num_simulations: int, reuse: bool, capacity: int | None, given) -> Player:
     options = {"options": given}
+    label = f"mcts:{num_simulations}"
     if not reuse:
         def search(keys, envs, state):
             return run_mcts(keys, envs, num_simulations, capacity=capacity, **options), state

@@ -205,23 +205,23 @@ class TicTacToe:
             parsed = []
             for i, ch in enumerate(moves.replace(" ", "").replace(",", "")):
                 if ch not in "123456789":
-                    raise ValueError(f"move {i} is {ch!r}: expected a cell digit 1..9")
+                    raise ValueError(f"move {i + 1} is {ch!r}: expected a cell digit 1..9")
                 parsed.append(int(ch))
         else:
             parsed = []
             for i, m in enumerate(move_list(moves)):
                 if isinstance(m, bool) or not isinstance(m, (int, np.integer)):
-                    raise ValueError(f"move {i} is {m!r}: expected an int cell 1..9")
+                    raise ValueError(f"move {i + 1} is {m!r}: expected an int cell 1..9")
                 parsed.append(int(m))
         marks = [-1] * 9
         player, winner, done, last = 0, NO_WINNER, False, -1
         for i, cell in enumerate(parsed):
             if done:
-                raise ValueError(f"move {i} ({cell}) comes after the game ended")
+                raise ValueError(f"move {i + 1} ({cell}) comes after the game ended")
             if not 1 <= cell <= 9:
-                raise ValueError(f"move {i} is {cell}: cells are 1..9")
+                raise ValueError(f"move {i + 1} is {cell}: cells are 1..9")
             if marks[cell - 1] >= 0:
-                raise ValueError(f"move {i} ({cell}) is on an occupied cell")
+                raise ValueError(f"move {i + 1} ({cell}) is on an occupied cell")
             marks[cell - 1] = player
             last = cell - 1
             mask = sum(1 << j for j in range(9) if marks[j] == player)

@@ -238,7 +238,7 @@ def parse_moves(game, text: str):
         moves = []
         for i, tok in enumerate(t for t in re.split(r"[,\s]+", text) if t):
             if not (tok.isascii() and tok.isdigit() and len(tok) <= 9):
-                raise UsageError(f"bad MOVES {shown(text)}: move {i} is {shown(tok, 12)}: expected a column 1..{game.cols}")
+                raise UsageError(f"bad MOVES {shown(text)}: move {i + 1} is {shown(tok, 12)}: expected a column 1..{game.cols}")
             moves.append(int(tok))
     try:
         return game.from_moves(moves)

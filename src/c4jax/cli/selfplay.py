@@ -85,32 +85,37 @@ def add_parser(sub, game, search_parent, common) -> None:
     p.set_defaults(func=run)
 
 
-def _agree(run: dict, index: int, count: int, failure: UsageError | None) -> None:
+def _agree(run: dict, out: str, index: int, count: int, failure: UsageError | None) -> None:
     """The processes of a multi-process run agree before any plays: each
-    shares a digest of its run (game, player, seed, games, settings) and
-    whether its own checks (devices, its part file, --resume) passed
-    (``process_allgather``: every process sees every one's), so that all
-    stop together, each with one line, on a mismatch or on one process's
-    error, instead of the others playing on and waiting for it at the end."""
+    shares a digest of every part of its run (game, player, seed, games,
+    settings and ``--out``) and whether its own checks (devices, its part
+    file, --resume) passed (``process_allgather``: every process sees every
+    one's), so that all stop together, each with one line naming what
+    differs, on a mismatch or on one process's error, instead of the others
+    playing on and waiting for it at the end."""
     import hashlib
     import json
 
     import numpy as np
     from jax.experimental import multihost_utils
 
-    digest = hashlib.sha256(json.dumps(run, default=repr).encode()).digest()[:8]
-    mine = np.concatenate([np.frombuffer(digest, np.uint32), np.uint32([failure is not None])])
-    every = np.asarray(multihost_utils.process_allgather(mine))
-    differ = [i for i in range(count) if not np.array_equal(every[i, :2], every[0, :2])]
+    names = {"game": "--game", "player": "-n", "seed": "--seed", "games": "--games",
+             "settings": "temperature, noise or search options", "out": "--out"}
+    mine = dict(run, out=out)
+    digests = [np.frombuffer(hashlib.sha256(json.dumps(mine[k], default=repr).encode()).digest()[:4], np.uint32)
+               for k in names]
+    every = np.asarray(multihost_utils.process_allgather(np.concatenate(digests + [np.uint32([failure is not None])])))
+    differ = [i for i in range(count) if not np.array_equal(every[i, :-1], every[0, :-1])]
     if differ:
+        what = [names[k] for j, k in enumerate(names) if np.any(every[:, j] != every[0, j])]
         raise UsageError(
             f"process{'es' if len(differ) > 1 else ''} {', '.join(map(str, differ))} of this run "
-            f"{'were' if len(differ) > 1 else 'was'} started with other settings than process 0 (game, "
-            "simulations, seed, games, temperature, noise or search options): start every process alike"
+            f"{'were' if len(differ) > 1 else 'was'} started with another {', '.join(what)} than process 0: "
+            "start every process alike"
         )
     if failure is not None:
         raise UsageError(f"process {index} of {count}: {failure}") from None
-    failed = [i for i in range(count) if every[i, 2]]
+    failed = [i for i in range(count) if every[i, -1]]
     if failed:
         raise UsageError(
             f"process{'es' if len(failed) > 1 else ''} {', '.join(map(str, failed))} of this run stopped at "
@@ -152,13 +157,19 @@ def _this_run(args, game, options: dict) -> dict:
             "settings": settings, "games": args.games}
 
 
-def _check_records(where: str, records, run: dict, indices: bool = True) -> None:
+def _check_records(where: str, records, run: dict, indices: bool = True, share: tuple[int, int] = (0, 1)) -> None:
     """UsageError unless ``records`` (read from ``where``) are games of
-    ``run`` (:func:`_this_run`), each index once, naming what differs."""
+    ``run`` (:func:`_this_run`), each index once, and of process
+    ``share = (index, count)``'s share of the games, naming what differs."""
     games = run["games"]
     for r in records:
         if r.index is None:
             raise UsageError(f"{where} holds a game without an index: not a file c4jax selfplay wrote")
+        if r.index % share[1] != share[0]:
+            raise UsageError(
+                f"{where} holds game {r.index}, which process {r.index % share[1]} of {share[1]} plays, not "
+                f"process {share[0]}: each process resumes its own part file"
+            )
         if (r.game, r.x_player, r.seed) != (run["game"], run["player"], run["seed"]):
             raise UsageError(
                 f"{where} holds games of another run ({r.game}, {r.x_player}, seed {r.seed}; this run: "
@@ -190,7 +201,7 @@ def _check_indices(where: str, indices, games: int) -> None:
         )
 
 
-def _existing(path: str, run: dict, con) -> list:
+def _existing(path: str, run: dict, share: tuple[int, int], con) -> list:
     """The records already in ``path`` (for --resume); UsageError if they
     are not ``run``'s.  An unfinished last line (a write cut short) is
     dropped from the file, but only once the whole lines before it have
@@ -207,7 +218,7 @@ def _existing(path: str, run: dict, con) -> list:
         records = records_from_bytes(data[:end], path)
     except ValueError as e:
         raise UsageError(f"cannot resume from {path!r}: {e}") from None
-    _check_records(repr(path), records, run)
+    _check_records(repr(path), records, run, share=share)
     if end < len(data):
         tail = data[end:]
         if not tail.startswith(b'{"game": '[: len(tail)]):  # not the start of a record's line
@@ -243,20 +254,34 @@ def merge_parts(out: str, run: dict) -> int:
 
     parts = sorted(glob.glob(glob.escape(out) + ".part-*-of-*"))
     counts = {int(m.group(1)) for p in parts if (m := re.search(r"\.part-\d+-of-(\d+)$", p))}
-    if not parts or len(counts) != 1:
-        raise UsageError(f"no part files {out}.part-I-of-N of one run to merge (found {len(parts)})")
+    if not parts:
+        raise UsageError(f"no part files {out}.part-I-of-N to merge")
+    if len(counts) != 1:
+        raise UsageError(
+            f"cannot merge: the part files {out}.part-I-of-N are of runs of {' and '.join(map(str, sorted(counts)))} "
+            "processes: remove those of the other run"
+        )
     n = counts.pop()
     expected = [part_path(out, i, n) for i in range(n)]
     missing = [p for p in expected if p not in parts]
     if missing:
-        raise UsageError(f"cannot merge: {len(missing)} of {n} part files missing ({missing[0]}, ...)")
+        raise UsageError(
+            f"cannot merge: {len(missing)} of {n} part files missing ({', '.join(missing[:2])}"
+            f"{', ...' if len(missing) > 2 else ''})"
+        )
     games = run["games"]
     by_index: dict[int, object] = {}
     for p in expected:
         try:
             records = read_games(p)
-            _check_records(repr(p), records, run, indices=False)
-        except (ValueError, UsageError) as e:
+        except ValueError as e:
+            raise UsageError(
+                f"cannot merge: {e} (a line cut short by a crash: rerun the processes with --resume, which drops "
+                "it and plays the rest)"
+            ) from None
+        try:
+            _check_records(repr(p), records, run, indices=False, share=(expected.index(p), n))
+        except UsageError as e:
             raise UsageError(f"cannot merge: {e}") from None
         for r in records:
             if r.index in by_index:
@@ -267,7 +292,8 @@ def merge_parts(out: str, run: dict) -> int:
     if lacking or len(by_index) != games:
         raise UsageError(
             f"cannot merge: the parts hold {len(by_index)} games, not games 0..{games - 1} "
-            f"(missing: {lacking[:5]}{'...' if len(lacking) > 5 else ''}); resume the processes first"
+            f"(missing: {lacking[:5]}{'...' if len(lacking) > 5 else ''}); resume the processes first, "
+            "or give that run's --games"
         )
     tmp = f"{out}.merging"
     with open(tmp, "w", encoding="utf-8") as f:
@@ -280,7 +306,7 @@ def merge_parts(out: str, run: dict) -> int:
     return games
 
 
-def _start_checks(args, path: str, count: int, run: dict, con) -> list:
+def _start_checks(args, path: str, index: int, count: int, run: dict, con) -> list:
     """This process's checks before it plays (the devices, its file, the
     games already there for --resume); returns those games.  UsageError
     naming the first that fails."""
@@ -295,11 +321,47 @@ def _start_checks(args, path: str, count: int, run: dict, con) -> list:
         )
     if os.path.exists(path) and os.path.getsize(path) and not args.resume:
         raise UsageError(f"{path!r} exists: pass --resume to continue that run, or choose another --out")
-    return _existing(path, run, con) if args.resume else []
+    _lock(path)
+    if os.path.getsize(path) and not args.resume:  # written by another run since the check above
+        raise UsageError(f"{path!r} exists: pass --resume to continue that run, or choose another --out")
+    return _existing(path, run, (index, count), con) if args.resume else []
+
+
+_LOCKS: list[tuple[int, str, bool]] = []  # (fd, path, created): the files this process writes, locked
+
+
+def _lock(path: str) -> None:
+    """An exclusive lock (``flock``) on ``path``, created if missing, held
+    until the process exits: a second run writing the same file at the
+    same time stops here instead of adding every game again."""
+    import fcntl
+
+    new = not os.path.exists(path)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        raise UsageError(
+            f"{path!r} is being written by another c4jax selfplay (it holds the file's lock): wait for it to "
+            "end, or choose another --out"
+        ) from None
+    _LOCKS.append((fd, path, new))
+
+
+def _release_locks(remove_new_empty: bool) -> None:
+    """Releases the locks; with ``remove_new_empty``, removes a file the
+    lock created that is still empty (a run that stopped before it played
+    leaves nothing behind)."""
+    while _LOCKS:
+        fd, path, new = _LOCKS.pop()
+        if remove_new_empty and new and os.fstat(fd).st_size == 0:
+            os.remove(path)
+        os.close(fd)
 
 
 def run(args, con, t_start: float) -> int:
-    from c4jax.devices import initialize_distributed, process_share
+    from c4jax.devices import initialize_distributed
 
     _check_run_args(args)
     game = make_game(args)
@@ -322,24 +384,37 @@ def run(args, con, t_start: float) -> int:
     except ValueError as e:
         raise UsageError(str(e)) from None
 
+    path = part_path(args.out, index, count)
+    played = False
+    try:
+        failure = None
+        try:
+            done = _start_checks(args, path, index, count, this_run, con)
+        except UsageError as e:
+            if count == 1:
+                raise
+            failure, done = e, []
+        if count > 1:
+            _agree(this_run, os.path.abspath(args.out), index, count, failure)
+        _play_and_merge(args, con, game, options, this_run, path, index, count, done)
+        played = True
+    finally:
+        _release_locks(remove_new_empty=not played)
+    return 0
+
+
+def _play_and_merge(args, con, game, options: dict, this_run: dict, path: str, index: int, count: int, done) -> None:
+    """Plays this process's games that ``done`` lacks into ``path``; in a
+    multi-process run, waits for every process and process 0 merges."""
     import jax
 
+    from c4jax.devices import process_share
     from c4jax.selfplay import selfplay
 
-    path = part_path(args.out, index, count)
-    failure = None
-    try:
-        done = _start_checks(args, path, count, this_run, con)
-    except UsageError as e:
-        if count == 1:
-            raise
-        failure, done = e, []
-    if count > 1:
-        _agree(this_run, index, count, failure)
     have = {r.index for r in done}
     todo = process_share([g for g in range(args.games) if g not in have], index, count)
     where = f"process {index} of {count}: " if count > 1 else ""
-    if done:
+    if done and todo:
         con.print(f"{where}{len(done)} games already in {path}; playing the {len(todo)} missing")
     if todo:
         try:
@@ -379,4 +454,3 @@ def run(args, con, t_start: float) -> int:
         if index == 0:
             n = merge_parts(args.out, this_run)
             con.print(f"Merged {n} games from {count} processes into {args.out}")
-    return 0

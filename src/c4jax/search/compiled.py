@@ -46,7 +46,7 @@ def _max_compiled() -> int:
     if re.fullmatch("[0-9]{1,9}", value) and int(value) >= 1:  # ASCII digits: "²".isdigit() is True
         return int(value)
     if value:
-        warnings.warn(f"C4JAX_MAX_COMPILED must be an int >= 1; got {value!r}: keeping 16 compiled programs",
+        warnings.warn(f"C4JAX_MAX_COMPILED must be an int in 1..999,999,999; got {value!r}: keeping 16 compiled programs",
                       RuntimeWarning, stacklevel=2)
     return 16
 
