@@ -165,11 +165,6 @@ def _check_records(where: str, records, run: dict, indices: bool = True, share: 
     for r in records:
         if r.index is None:
             raise UsageError(f"{where} holds a game without an index: not a file c4jax selfplay wrote")
-        if r.index % share[1] != share[0]:
-            raise UsageError(
-                f"{where} holds game {r.index}, which process {r.index % share[1]} of {share[1]} plays, not "
-                f"process {share[0]}: each process resumes its own part file"
-            )
         if (r.game, r.x_player, r.seed) != (run["game"], run["player"], run["seed"]):
             raise UsageError(
                 f"{where} holds games of another run ({r.game}, {r.x_player}, seed {r.seed}; this run: "
@@ -183,6 +178,11 @@ def _check_records(where: str, records, run: dict, indices: bool = True, share: 
             raise UsageError(
                 f"{where} holds games of another run (index {r.index}: {diff}): give that run's "
                 "settings, or another --out"
+            )
+        if r.index % share[1] != share[0]:
+            raise UsageError(
+                f"{where} holds game {r.index}, which process {r.index % share[1]} of {share[1]} plays, not "
+                f"process {share[0]}: each process resumes its own part file"
             )
     seen = [r.index for r in records]
     if len(set(seen)) != len(seen):
@@ -271,7 +271,7 @@ def merge_parts(out: str, run: dict) -> int:
         )
     games = run["games"]
     by_index: dict[int, object] = {}
-    for p in expected:
+    for i, p in enumerate(expected):
         try:
             records = read_games(p)
         except ValueError as e:
@@ -280,7 +280,7 @@ def merge_parts(out: str, run: dict) -> int:
                 "it and plays the rest)"
             ) from None
         try:
-            _check_records(repr(p), records, run, indices=False, share=(expected.index(p), n))
+            _check_records(repr(p), records, run, indices=False, share=(i, n))
         except UsageError as e:
             raise UsageError(f"cannot merge: {e}") from None
         for r in records:
@@ -319,10 +319,8 @@ def _start_checks(args, path: str, index: int, count: int, run: dict, con) -> li
             f"{args.out!r} exists: a multi-process run would replace it when it merges its parts; "
             "choose another --out"
         )
-    if os.path.exists(path) and os.path.getsize(path) and not args.resume:
-        raise UsageError(f"{path!r} exists: pass --resume to continue that run, or choose another --out")
     _lock(path)
-    if os.path.getsize(path) and not args.resume:  # written by another run since the check above
+    if os.path.getsize(path) and not args.resume:  # checked under the lock: no run writes it now
         raise UsageError(f"{path!r} exists: pass --resume to continue that run, or choose another --out")
     return _existing(path, run, (index, count), con) if args.resume else []
 
@@ -332,7 +330,7 @@ _LOCKS: list[tuple[int, str, bool]] = []  # (fd, path, created): the files this 
 
 def _lock(path: str) -> None:
     """An exclusive lock (``flock``) on ``path``, created if missing, held
-    until the process exits: a second run writing the same file at the
+    until the run ends (:func:`_release_locks`): a second run writing the same file at the
     same time stops here instead of adding every game again."""
     import fcntl
 
