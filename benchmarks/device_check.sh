@@ -40,7 +40,7 @@ QUICK="${QUICK:-0}"
 if [ "$QUICK" = 1 ]; then
   BATCHES="1,64"; SP_BATCHES="8,64"; SIMS=16; REPEATS=1
 else
-  BATCHES="1,1024,8192,32768"; SP_BATCHES="1024,8192,32768"; SIMS=64; REPEATS=2
+  BATCHES="1,1024,8192,32768"; SP_BATCHES="1024,8192,32768"; SIMS=200; REPEATS=2
 fi
 SUMMARY="$OUTDIR/summary.txt"
 : > "$SUMMARY"
@@ -73,7 +73,7 @@ step tests 170 "$PY" -m pytest -q -p no:cacheprovider -x -n 0 tests/test_games.p
 step search_throughput 90 "$PY" benchmarks/search_throughput.py --batches "$BATCHES" --repeats "$REPEATS"
 step rollouts 60 "$PY" benchmarks/env_throughput.py --no-pgx --games connect4 --batches "$BATCHES" --repeats "$REPEATS" --min-time 0.1
 step scaling 90 "$PY" benchmarks/scaling.py --quick --no-openspiel
-step selfplay 90 "$PY" benchmarks/selfplay.py --devices all --batches "$SP_BATCHES" --simulations "$SIMS" --repeats 1
+step selfplay 90 "$PY" benchmarks/selfplay.py --devices all --batches "$SP_BATCHES" --simulations "$SIMS" --repeats 1 --openspiel-games 0
 step two_processes 60 bash -c "
   \"$PY\" -m c4jax.cli selfplay --games 64 -n 32 --out \"$OUTDIR/share0.jsonl\" > \"$OUTDIR/share0.out\" 2>&1 &
   first=\$!

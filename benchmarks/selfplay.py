@@ -14,14 +14,18 @@ the time is ``SelfPlayResult.seconds`` (the games' play, every step ended by
 reading its result on the host).  The median over the repeats is reported,
 for all devices together and per device.
 
-On a CPU machine the devices are forced host devices
-(``--xla_force_host_platform_device_count``, set by this script in a child
-process when fewer are present): they share the machine's cores, so more of
-them shows the sharding's overhead, not more speed.  On a GPU or TPU machine
-``--devices all`` takes every device.
+Next to it, in the same run: OpenSpiel's C++ ``MCTSBot`` (UCT c=2, one
+random rollout per leaf, one thread) playing Connect 4 against itself at the
+same simulations per move, ``--openspiel-games`` games (sims/s, games/s).
 
-Run:  python benchmarks/selfplay.py [--devices 1,2,4] [--batches 8,64,256]
-                                    [--simulations 64] [--game connect4]
+On a CPU machine ``import c4jax`` makes one CPU device per core
+(:mod:`c4jax.xla_flags`), and ``--devices all`` (the default) takes them;
+more than that are forced host devices (``--xla_force_host_platform_device_count``,
+set by this script in a child process) that share the cores.  On a GPU or
+TPU machine ``--devices all`` takes every device.
+
+Run:  python benchmarks/selfplay.py [--devices all] [--batches 256,1024]
+                                    [--simulations 200] [--game connect4]
                                     [--repeats 3] [--json FILE] [--quick]
 """
 
@@ -42,16 +46,18 @@ def _ints(text: str) -> list[int]:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--devices", default="1,2,4", help="comma-separated device counts, or 'all' (default 1,2,4)")
-    p.add_argument("--batches", default="8,64,256", help="comma-separated games per batch (default 8,64,256)")
-    p.add_argument("--simulations", type=int, default=64, help="simulations per move (default 64)")
+    p.add_argument("--devices", default="all", help="comma-separated device counts, or 'all' (the default)")
+    p.add_argument("--batches", default="256,1024", help="comma-separated games per batch (default 256,1024)")
+    p.add_argument("--simulations", type=int, default=200, help="simulations per move (default 200)")
+    p.add_argument("--openspiel-games", type=int, default=10,
+                   help="OpenSpiel self-play games at the same simulations (connect4; 0: none; default 10)")
     p.add_argument("--game", default="connect4", choices=("connect4", "tictactoe"))
     p.add_argument("--repeats", type=int, default=3, help="timed calls per point (median; default 3)")
     p.add_argument("--json", metavar="FILE", help="append one JSON line per point")
     p.add_argument("--quick", action="store_true", help="smoke run: batches 4,8, 16 simulations, 1 repeat")
     args = p.parse_args(argv)
     if args.quick:
-        args.batches, args.simulations, args.repeats = "4,8", 16, 1
+        args.batches, args.simulations, args.repeats, args.openspiel_games = "4,8", 16, 1, 2
     if args.repeats < 1 or args.simulations < 1:
         p.error("--repeats and --simulations must be >= 1")
 
@@ -124,12 +130,46 @@ def main(argv: list[str] | None = None) -> int:
             device_kind=kind, cpus=os.cpu_count(), python=platform.python_version(), jax=jax.__version__,
         ))
     Console(width=120).print(table)
+    if args.openspiel_games and args.game == "connect4":
+        ref = openspiel_selfplay(args.simulations, args.openspiel_games)
+        Console(width=120).print(
+            f"OpenSpiel C++ MCTSBot self-play, 1 thread, {args.simulations} simulations per move: "
+            f"{ref['sims_per_s']:,.0f} sims/s, {ref['games_per_s']:.3f} games/s ({ref['games']} games, "
+            f"{ref['plies_per_game']:.1f} plies per game); c4jax's sims/s against it: "
+            + ", ".join(f"{r['devices']} device(s) x batch {r['batch']}: {r['sims_per_s'] / ref['sims_per_s']:.2f}x"
+                        for r in rows))
+        for row in rows:
+            row["ratio_to_openspiel"] = round(row["sims_per_s"] / ref["sims_per_s"], 3)
+        rows.append(ref)
     for row in rows:
         print(json.dumps(row))
     if args.json:
         with open(args.json, "a") as f:
             f.writelines(json.dumps(row) + "\n" for row in rows)
     return 0
+
+
+def openspiel_selfplay(simulations: int, games: int, seed: int = 1) -> dict:
+    """OpenSpiel's C++ MCTSBot against itself: ``games`` games of Connect 4,
+    ``simulations`` per move, one thread; the time of its ``step`` calls."""
+    import time
+
+    import pyspiel
+
+    game = pyspiel.load_game("connect_four")
+    bot = pyspiel.MCTSBot(game, pyspiel.RandomRolloutEvaluator(1, seed), 2.0, simulations, 1000, False, seed, False)
+    plies, seconds = 0, 0.0
+    for _ in range(games):
+        state = game.new_initial_state()
+        while not state.is_terminal():
+            t0 = time.perf_counter()
+            action = bot.step(state)
+            seconds += time.perf_counter() - t0
+            state.apply_action(action)
+            plies += 1
+    return dict(benchmark="selfplay", player="openspiel", simulations=simulations, games=games,
+                sims_per_s=round(plies * simulations / seconds, 1), games_per_s=round(games / seconds, 4),
+                plies_per_game=round(plies / games, 2))
 
 
 if __name__ == "__main__":

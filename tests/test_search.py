@@ -580,25 +580,36 @@ def test_default_lanes_are_four_for_one_game_and_one_for_a_batch():
 
 
 @pytest.mark.parametrize("options", [{}, {"selection": "uct", "solver": False}, {"selection": "gumbel"}])
-def test_a_batch_reading_its_nodes_in_turn_or_with_gathers_builds_the_same_trees(monkeypatch, options):
-    """On the CPU a batch reads its nodes one game after another
-    (c4jax.search.tree.node_view); on other platforms with gathers.  Both
-    give the same trees (the gathers' form checked here on the CPU)."""
-    from c4jax.search import tree as tree_module
+def test_a_batch_split_over_cpu_devices_and_blocks_builds_the_trees_of_single_games(options):
+    """A batch of 66 games, split over the CPU devices (one per core) and, on
+    each, in blocks of at most c4jax.search.layout.BLOCK games: row ``i``
+    is the one-game search with key ``split(key, 66)[i]``, every field of
+    its tree."""
+    from c4jax.search import layout
 
-    envs = stack([c4.from_moves(m) for m in ["", "4453", "121212"]])
+    games = 66
+    moves = ["", "4453", "121212", "44", "7"] * 14
+    envs = stack([c4.from_moves(m) for m in moves[:games]])
     key = jax.random.key(5)
-    in_turn = c4jax.run_mcts(key, envs, 40, capacity=45, **options)
-    monkeypatch.setattr(tree_module, "IN_TURN_PLATFORMS", ())
-    # Another capacity, so that this is a compile of its own; 40 simulations
-    # fill neither tree, so the first 45 nodes are the whole comparison.
-    gathered = c4jax.run_mcts(key, envs, 40, capacity=46, **options)
-    chex.assert_trees_all_equal(
-        in_turn.replace(search_tree=None), gathered.replace(search_tree=None)
-    )
-    cut = jax.tree.map(lambda x: x[:, :45] if x.ndim >= 2 and x.shape[1] == 46 else x, gathered.search_tree)
-    chex.assert_trees_all_equal(in_turn.search_tree, cut)
-    assert int(jnp.sum(gathered.search_tree.node_visits[:, 45:])) == 0
+    out = c4jax.run_mcts(key, envs, 24, lanes=1, **options)
+    mesh = layout.cpu_mesh(games)
+    devices = 1 if mesh is None else mesh.size
+    assert devices == (2 if len(jax.devices("cpu")) >= 2 else 1)
+    assert layout.block_size(games // devices, "cpu") == (33 if devices == 1 else 11)
+    keys = jax.random.split(key, games)
+    for i in (0, 1, 32, 33, 65):
+        one = c4jax.run_mcts(keys[i], jax.tree.map(lambda x: x[i], envs), 24, lanes=1, **options)
+        chex.assert_trees_all_equal(jax.tree.map(lambda x: x[i], out.replace(search_tree=None)),
+                                    one.replace(search_tree=None))
+        chex.assert_trees_all_equal(jax.tree.map(lambda x: x[i], out.search_tree),
+                                    jax.tree.map(lambda x: x[0], one.search_tree))
+
+
+def test_block_sizes_divide_the_batch():
+    from c4jax.search import layout
+
+    assert [layout.block_size(g, "cpu") for g in (1, 7, 32, 33, 64, 66, 97, 1024)] == [1, 7, 32, 11, 32, 22, 1, 32]
+    assert layout.block_size(1024, "gpu") == 1024
 
 
 def test_jitted_search_compiles_once():

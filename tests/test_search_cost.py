@@ -106,26 +106,11 @@ def test_the_descent_is_compiled_into_one_kernel_at_batch_one(capacity, selectio
 
 
 @pytest.mark.parametrize("batch,selection,solver,reused", [c for c in CASES if c[0] > 1])
-def test_a_batch_reads_its_nodes_without_gathers_from_the_tree(batch, selection, solver, reused):
-    """At a batch of several games the descent and the solver's proofs read
-    each node's rows one game after another (c4jax.search.tree.node_view),
-    not with gathers from the batched tree arrays: XLA's CPU cost model
-    counts such a gather at the size of the whole array and, once the tree is
-    large, splits it across threads, a cost per level that grew with the
-    capacity (benchmarks/scaling.py, batch 64).  The control: with the
-    one-game-at-a-time reads switched off, the gathers are there."""
+def test_a_batch_reads_its_nodes_with_gathers_over_the_batch(batch, selection, solver, reused):
+    """At a batch of several games the descent reads every game's node at
+    once, with gathers from the batched tree arrays, not in a loop over the
+    games (c4jax.search.tree.node_view)."""
     text = _compiled_text(batch, reused, CAPACITY, selection=selection, solver=solver)
-    found = gathers_from(text, CAPACITY)
-    assert found == [], "\n".join(f"{g.computation}: {g.text[:160]}" for g in found[:10])
-
-
-def test_the_inspection_finds_the_gathers_of_a_batched_descent(monkeypatch):
-    from c4jax.search import tree as tree_module
-
-    monkeypatch.setattr(tree_module, "IN_TURN_PLATFORMS", ())
-    envs = jax.tree.map(lambda x: jnp.stack([x] * 2), c4.from_moves("44"))
-    opts = dataclasses.replace(options_from_kwargs({}), capacity=CAPACITY, max_depth=c4.make().max_plies, lanes=1)
-    text = lower_search(jax.random.split(jax.random.key(0), 2), envs, None, opts, 3).compile().as_text()
     assert len(gathers_from(text, CAPACITY)) > 0
 
 

@@ -1,6 +1,7 @@
-"""c4jax.xla_flags: the CPU loop threshold that ``import c4jax`` adds to
-XLA_FLAGS, checked on the compiled program (a loop compiled into one kernel
-is a ``call`` with ``xla_cpu_small_call``), in fresh interpreters."""
+"""c4jax.xla_flags: the CPU loop threshold and the CPU devices that ``import
+c4jax`` adds to XLA_FLAGS, checked on the compiled program (a loop compiled
+into one kernel is a ``call`` with ``xla_cpu_small_call``) and on
+``jax.devices``, in fresh interpreters."""
 
 import json
 import os
@@ -10,9 +11,12 @@ import sys
 import pytest
 
 from c4jax import xla_flags
-from c4jax.xla_flags import LOOP_BYTES, THRESHOLD_KEY, flags_with_loop_threshold
+from c4jax.xla_flags import DEVICES_ENV, DEVICES_KEY, LOOP_BYTES, THRESHOLD_KEY, flags_with_cpu_devices, flags_with_loop_threshold
 
 ENTRY = f"--xla_backend_extra_options={THRESHOLD_KEY}={LOOP_BYTES}"
+CORES = len(os.sched_getaffinity(0))
+# What import c4jax adds on this machine: the threshold, and one CPU device per core.
+ADDED = ENTRY + (f" {DEVICES_KEY}={CORES}" if CORES > 1 else "")
 
 
 @pytest.mark.parametrize(
@@ -53,6 +57,7 @@ print(json.dumps(dict(
     status=c4jax.xla_flags.loop_threshold_status(),
     in_effect=c4jax.xla_flags.threshold_in_effect(),
     flags=os.environ.get("XLA_FLAGS", ""),
+    cpu_devices=len(jax.devices("cpu")),
     small_loops=len(re.findall(r'xla_cpu_small_call="true"', hlo)),
     warnings=[str(w.message) for w in caught if "c4jax" in str(w.message)],
 )))
@@ -60,7 +65,7 @@ print(json.dumps(dict(
 
 
 def _probe(mode="early", **env):
-    environ = {k: v for k, v in os.environ.items() if k not in ("XLA_FLAGS", xla_flags.OPT_OUT)}
+    environ = {k: v for k, v in os.environ.items() if k not in ("XLA_FLAGS", xla_flags.OPT_OUT, DEVICES_ENV)}
     environ.update(env)
     out = subprocess.run([sys.executable, "-c", _PROBE, mode], env=environ, capture_output=True,
                          text=True, timeout=300)
@@ -74,16 +79,18 @@ def test_import_raises_the_threshold_and_the_heuristic_rollout_becomes_one_kerne
     two small loops (the key's hash and the plies) against one."""
     raised = _probe()
     assert raised["status"] == "set" and raised["in_effect"] == LOOP_BYTES
-    assert raised["flags"] == ENTRY and raised["warnings"] == []
+    assert raised["flags"] == ADDED and raised["warnings"] == []
+    assert raised["cpu_devices"] == CORES
     default = _probe(**{xla_flags.OPT_OUT: "0"})
     assert default["status"] == "opted out" and default["in_effect"] is None and default["flags"] == ""
+    assert default["cpu_devices"] == 1
     assert (raised["small_loops"], default["small_loops"]) == (2, 1)
 
 
 def test_the_users_threshold_is_kept():
     user = _probe(XLA_FLAGS=f"--xla_backend_extra_options={THRESHOLD_KEY}=0")
     assert user["status"] == "user" and user["in_effect"] == 0
-    assert user["flags"] == f"--xla_backend_extra_options={THRESHOLD_KEY}=0"
+    assert user["flags"].split()[0] == f"--xla_backend_extra_options={THRESHOLD_KEY}=0"
     assert user["small_loops"] == 0  # 0 turns the pass off: the user's setting, not ours
 
 
@@ -93,3 +100,31 @@ def test_importing_after_jax_ran_warns_once_and_changes_nothing():
     assert late["small_loops"] == 1
     assert len(late["warnings"]) == 1 and "Import c4jax before running JAX code" in late["warnings"][0]
     assert THRESHOLD_KEY in late["warnings"][0]
+
+
+@pytest.mark.parametrize(
+    "flags, devices, expected",
+    [
+        ("", 4, f"{DEVICES_KEY}=4"),
+        ("--x=1", 2, f"--x=1 {DEVICES_KEY}=2"),
+        ("", 1, ""),  # one device: nothing to add
+        (f"{DEVICES_KEY}=3", 8, f"{DEVICES_KEY}=3"),  # the user's count wins
+    ],
+)
+def test_flags_with_cpu_devices(flags, devices, expected):
+    assert flags_with_cpu_devices(flags, devices) == expected
+
+
+@pytest.mark.parametrize("bad", [0, -1, 1.5, True, "2"])
+def test_a_bad_device_count_is_a_value_error(bad):
+    with pytest.raises(ValueError, match="devices must be an int >= 1"):
+        flags_with_cpu_devices("", bad)
+
+
+def test_the_cpu_devices_follow_the_environment_variable_and_the_users_flags():
+    assert _probe(**{DEVICES_ENV: "3"})["cpu_devices"] == 3
+    assert _probe(**{DEVICES_ENV: "1"})["flags"] == ENTRY
+    assert _probe(XLA_FLAGS=f"{DEVICES_KEY}=5", **{DEVICES_ENV: "3"})["cpu_devices"] == 5
+    bad = _probe(**{DEVICES_ENV: "two"})
+    assert bad["cpu_devices"] == 1 and bad["flags"] == ENTRY
+    assert len(bad["warnings"]) == 1 and "C4JAX_CPU_DEVICES must be an int >= 1" in bad["warnings"][0]

@@ -24,9 +24,9 @@ Public API (everything else is internal):
 * self-play: :func:`selfplay` (games with every ply's visit counts and
   values, sharded over the devices: :mod:`c4jax.devices`, which also joins
   a multi-host run), :class:`SelfPlayResult`;
-* :mod:`c4jax.xla_flags`: the XLA CPU loop setting that ``import c4jax``
-  adds to ``XLA_FLAGS`` before JAX starts (it halves the time of a
-  simulation on the CPU; ``C4JAX_XLA_FLAGS=0`` opts out).
+* :mod:`c4jax.xla_flags`: the XLA CPU settings that ``import c4jax`` adds
+  to ``XLA_FLAGS`` before JAX starts (the loop threshold, and one CPU device
+  per core for batches; ``C4JAX_XLA_FLAGS=0`` opts out).
 """
 
 # First, before anything can start a JAX backend: XLA reads XLA_FLAGS once.

@@ -1,4 +1,5 @@
-"""XLA's CPU loop setting that c4jax's search is fast with.
+"""The two XLA CPU settings that c4jax's search is fast with: XLA's loop
+threshold, and one CPU device per core.
 
 On the CPU, XLA runs each operation of a program as a small kernel, except
 ``while`` loops whose body its cost model counts under a byte threshold
@@ -27,7 +28,18 @@ It raises the threshold to :data:`LOOP_BYTES` (128 KiB): loops whose body
 moves more data than that (large arrays: matrix products, convolutions) are
 compiled as before, so other JAX code in the process is affected only
 through its small loops, which run in one kernel too.  GPU and TPU backends
-ignore the entry.  Nothing here computes anything.
+ignore the entry.
+
+One CPU device per core: XLA runs one CPU device's program on about one
+core, so a batch of games uses every core only when it is split over
+several devices (:mod:`c4jax.search.layout`).  Under the same conditions
+(and unless ``XLA_FLAGS`` sets ``--xla_force_host_platform_device_count``
+already, or ``C4JAX_CPU_DEVICES`` says how many), ``import c4jax`` adds
+that flag with the number of cores this process may run on, so that
+``jax.devices("cpu")`` lists one device per core.  JAX's default device and
+what a computation of one game runs on do not change; other JAX code sees
+the extra CPU devices (``C4JAX_CPU_DEVICES=1`` keeps one).  Nothing here
+computes anything.
 """
 
 from __future__ import annotations
@@ -36,7 +48,10 @@ import os
 import re
 import warnings
 
-__all__ = ["LOOP_BYTES", "THRESHOLD_KEY", "OPT_OUT", "flags_with_loop_threshold", "loop_threshold_status"]
+__all__ = [
+    "LOOP_BYTES", "THRESHOLD_KEY", "OPT_OUT", "DEVICES_KEY", "DEVICES_ENV", "flags_with_loop_threshold",
+    "flags_with_cpu_devices", "cpu_devices_wanted", "loop_threshold_status",
+]
 
 THRESHOLD_KEY = "xla_cpu_small_while_loop_byte_threshold"
 # Every loop of the search fits at 16 KiB on a 7-column board (kernels per
@@ -45,6 +60,8 @@ THRESHOLD_KEY = "xla_cpu_small_while_loop_byte_threshold"
 LOOP_BYTES = 1 << 17
 OPT_OUT = "C4JAX_XLA_FLAGS"
 _EXTRA = "--xla_backend_extra_options="
+DEVICES_KEY = "--xla_force_host_platform_device_count"
+DEVICES_ENV = "C4JAX_CPU_DEVICES"
 
 # What configure_at_import did: "set", "user" (XLA_FLAGS had it), "opted out",
 # "too late" (JAX had started), or None before it ran.
@@ -74,6 +91,38 @@ def flags_with_loop_threshold(flags: str, threshold: int = LOOP_BYTES) -> str:
     return " ".join(tokens + [_EXTRA + entry])
 
 
+def flags_with_cpu_devices(flags: str, devices: int) -> str:
+    """``flags`` with ``devices`` CPU devices (``DEVICES_KEY``), or unchanged
+    if it sets their number already or ``devices`` is 1.
+
+    Raises:
+      ValueError: ``devices`` is not an int >= 1.
+    """
+    if isinstance(devices, bool) or not isinstance(devices, int) or devices < 1:
+        raise ValueError(f"devices must be an int >= 1; got {devices!r}")
+    if DEVICES_KEY in flags or devices == 1:
+        return flags
+    return " ".join(flags.split() + [f"{DEVICES_KEY}={devices}"])
+
+
+def cpu_devices_wanted() -> int:
+    """The CPU devices ``import c4jax`` asks for: ``C4JAX_CPU_DEVICES`` if
+    set (an int >= 1), else the cores this process may run on.
+
+    Raises:
+      ValueError: ``C4JAX_CPU_DEVICES`` is not an int >= 1.
+    """
+    value = os.environ.get(DEVICES_ENV, "").strip()
+    if value:
+        if not (value.isascii() and value.isdigit()) or int(value) < 1:
+            raise ValueError(f"{DEVICES_ENV} must be an int >= 1 (CPU devices); got {value!r}")
+        return int(value)
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
 def _backends_started() -> bool:
     try:
         from jax._src import xla_bridge
@@ -98,6 +147,13 @@ def configure_at_import() -> None:
     else:
         os.environ["XLA_FLAGS"] = flags_with_loop_threshold(flags)
         _status = "set"
+    if _status in ("set", "user"):
+        try:
+            devices = cpu_devices_wanted()
+        except ValueError as e:
+            warnings.warn(f"c4jax: {e}; one CPU device is kept", stacklevel=3)
+            devices = 1
+        os.environ["XLA_FLAGS"] = flags_with_cpu_devices(os.environ["XLA_FLAGS"], devices)
 
 
 def _warn_if_cpu() -> None:

@@ -21,19 +21,14 @@ node capacity ``N``.  Each simulation applies the previous one's writes first
 and then only reads (:mod:`c4jax.search.tree`), so XLA updates every tree
 buffer in place; there is no whole-tree ``select`` or ``copy`` inside the loop
 over simulations (tested on the compiled program).  A finished game's row
-runs the loop with its writes dropped.  On the CPU the cost of a simulation
-is mostly the launch overhead of its small XLA kernels, so three things keep
-it down: the random numbers come from the same Threefry generator with its
-hash unrolled into one fused kernel (:mod:`c4jax.search.prng`, bit for bit
-the user's numbers); every read of a node goes through one node view
-(:func:`c4jax.search.tree.node_view`: dynamic slices of its rows, selection
-and the solver read the view at a static index), so that at batch 1 XLA
-compiles the whole descent loop into one kernel (PUCT, UCT; tested) instead
-of launching a dozen kernels per level; and at a batch of several games the
-view's reads run one game after another in one small kernel, not as gathers
-that XLA's CPU cost model counts at the size of the whole batched tree and
-splits across threads once it is large (a cost that grew with the
-capacity; tested).
+runs the loop with its writes dropped.  One game runs without ``vmap``: its
+random numbers come from a Threefry generator whose hash is one fused kernel
+(:mod:`c4jax.search.prng`, bit for bit the user's numbers) and its node reads
+are dynamic slices of one node view (:func:`c4jax.search.tree.node_view`),
+so that XLA compiles the whole descent into one kernel (PUCT, UCT; tested).
+A batch runs every step for all its games at once (gathers and scatters over
+the batch), laid out by :mod:`c4jax.search.layout`: on the CPU split over the
+cores' devices and searched in blocks of games within each.
 
 Capacity: the tree holds ``capacity`` nodes (default ``num_simulations + 1``;
 a reused tree keeps its own).  When it is full, a simulation that would
@@ -58,8 +53,12 @@ import jax.numpy as jnp
 import mctx
 import numpy as np
 
+from jax.sharding import NamedSharding, PartitionSpec
+
+from c4jax.devices import GAMES, over_games
 from c4jax.env import Env, check_fields
 from c4jax.keys import as_key, keys_for_games
+from c4jax.search import layout
 from c4jax.search.backup import backup
 from c4jax.search.expansion import evaluate_in_turn, expand, share_new_nodes
 from c4jax.search.prng import search_keys
@@ -169,17 +168,25 @@ def _gumbel_simulations(opts: SearchOptions, num_simulations: int) -> int | None
     return num_simulations if opts.selection == "gumbel" else None
 
 
-def lower_search(keys, envs, tree, opts: SearchOptions, num_simulations: int, continuing: bool = False):
+def lower_search(keys, envs, tree, opts: SearchOptions, num_simulations: int, continuing: bool = False,
+                 mesh=None):
     """The search of :func:`search_batch` lowered (``jax.stages.Lowered``),
     from a jit object of its own: what is compiled and cached (and what the
-    tests inspect)."""
-    fn = jax.jit(
-        functools.partial(_search_batch_impl, continuing=continuing),
-        static_argnames=("opts", "gumbel_simulations"),
-        donate_argnames=("tree",) if continuing else (),
-    )
-    return fn.lower(keys, envs, tree, jnp.int32(num_simulations), opts=opts,
-                    gumbel_simulations=_gumbel_simulations(opts, num_simulations))
+    tests inspect).  ``mesh``: split the games over its devices
+    (:func:`c4jax.search.layout.cpu_mesh`)."""
+    impl = functools.partial(_search_batch_impl, opts=opts, continuing=continuing,
+                             gumbel_simulations=_gumbel_simulations(opts, num_simulations))
+    if mesh is None:
+        fn = jax.jit(impl, donate_argnums=(2,) if continuing else ())
+    else:
+        games = NamedSharding(mesh, GAMES)
+        fn = jax.jit(
+            over_games(impl, mesh, (GAMES, GAMES, GAMES, PartitionSpec()), GAMES),
+            in_shardings=(games, games, None if tree is None else games, NamedSharding(mesh, PartitionSpec())),
+            out_shardings=games,
+            donate_argnums=(2,) if continuing else (),
+        )
+    return fn.lower(keys, envs, tree, jnp.int32(num_simulations))
 
 
 def search_batch(keys, envs, tree, opts: SearchOptions, num_simulations: int, continuing: bool = False):
@@ -204,16 +211,23 @@ def compiled_search(keys, envs, tree, opts: SearchOptions, num_simulations: int,
     from c4jax.search import compiled
 
     args = (keys, envs, tree)
+    mesh = layout.cpu_mesh(keys.shape[0])
     signature = (
         continuing,
         jax.tree.structure(args),
-        tuple((x.shape, x.dtype, getattr(x, "sharding", None)) for x in jax.tree.leaves(args)),
+        tuple((x.shape, x.dtype, None if mesh is not None else getattr(x, "sharding", None))
+              for x in jax.tree.leaves(args)),
         opts,
         _gumbel_simulations(opts, num_simulations),
+        None if mesh is None else tuple(d.id for d in mesh.devices.flat),
     )
-    fn = compiled.compiled(signature, lambda: lower_search(keys, envs, tree, opts, num_simulations, continuing).compile())
+    fn = compiled.compiled(
+        signature, lambda: lower_search(keys, envs, tree, opts, num_simulations, continuing, mesh).compile())
     count = np.int32(num_simulations)
-    return lambda keys, envs, tree: fn(keys, envs, tree, count)
+    if mesh is None:
+        return lambda keys, envs, tree: fn(keys, envs, tree, count)
+    games = NamedSharding(mesh, GAMES)
+    return lambda keys, envs, tree: fn(*jax.device_put((keys, envs, tree), games), count)
 
 
 def prepare_search(key, env, num_simulations: int, tree, options: dict):
@@ -305,7 +319,8 @@ def _search_batch_impl(keys, envs, tree, num_simulations, opts: SearchOptions, g
     if gumbel_simulations is not None:
         num_simulations = gumbel_simulations
     keys = search_keys(keys)  # the same numbers, drawn by fused kernels
-    if keys.shape[0] == 1:
+    games = keys.shape[0]
+    if games == 1:
         # One game: the search without vmap, the batch axis of one added
         # back.  The same numbers (vmap's rows are independent), and the
         # program is traced and compiled in about three quarters of the time.
@@ -314,8 +329,15 @@ def _search_batch_impl(keys, envs, tree, num_simulations, opts: SearchOptions, g
                           continuing and tree is not None)
         return jax.tree.map(lambda x: x[None], one)
     if tree is None:
-        return jax.vmap(lambda k, e: _search_one(k, e, None, opts, num_simulations, False))(keys, envs)
-    return jax.vmap(lambda k, e, t: _search_one(k, e, t, opts, num_simulations, continuing))(keys, envs, tree)
+        def block(k, e):
+            return jax.vmap(lambda k, e: _search_one(k, e, None, opts, num_simulations, False))(k, e)
+
+        return layout.in_blocks(block, games, jax.default_backend())(keys, envs)
+
+    def block(k, e, t):
+        return jax.vmap(lambda k, e, t: _search_one(k, e, t, opts, num_simulations, continuing))(k, e, t)
+
+    return layout.in_blocks(block, games, jax.default_backend())(keys, envs, tree)
 
 
 _search_batch = jax.jit(

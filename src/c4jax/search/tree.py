@@ -22,14 +22,11 @@ write then precedes every read, and each buffer is updated in place.
 How nodes are read: selection and the solver read a node through
 :func:`node_view`, a one-node :class:`mctx.Tree` of its rows (dynamic slices;
 no arithmetic on tree-sized arrays), so that mctx's functions read it at the
-static index 0.  Under ``vmap`` a batch of games reads its views one game
-after another on the CPU, in one small kernel, instead of with gathers whose
-cost XLA's CPU compiler counts at the size of the whole batched tree.
+static index 0.  Under ``vmap`` a batch of games reads its views with one
+gather per array for all games at once.
 """
 
 from __future__ import annotations
-
-import math
 
 import chex
 import jax
@@ -102,23 +99,11 @@ def gather(tree_like, index):
     return jax.tree.map(lambda x: x[index], tree_like)
 
 
-# On these platforms a batch of games reads its node views one game after
-# another (node_view); elsewhere (GPU, TPU), where gathers are cheap and a loop
-# over the games is not, with gathers.
-IN_TURN_PLATFORMS = ("cpu",)
-# The entries of up to this many children are read one element at a time (one
-# game) or one game per loop step (a batch): XLA's CPU compiler fuses that many
-# one-element reads into one kernel, not more (measured: fused at 7 and 8
-# actions, not at 9, where one batch-1 search of 1,000 simulations took 2.7x
-# as long as at 8).  Wider nodes: one gather (one game), one (game, action)
-# pair per loop step (a batch).
+# The entries of up to this many children are read one element at a time
+# (one game): XLA's CPU compiler fuses that many one-element reads into one
+# kernel, not more (fused at 7 and 8 actions, not at 9).  Wider nodes: one
+# gather.
 _FUSED_READS_UP_TO = 8
-# A loop that reads a batch's rows one game at a time holds at most about this
-# many bytes of reads and writes per game: XLA's CPU compiler compiles a loop
-# into one kernel only if its cost model counts under 1,024 bytes for the body
-# (SmallWhileLoopHoistingPass), so the rows are read in several loops if need
-# be (_row_cost).
-_BYTES_PER_LOOP = 640
 
 
 def _read_row(x: jax.Array, index, game) -> jax.Array:
@@ -150,112 +135,18 @@ def _read(arrays, index):
     return _read_of_game(arrays, index)
 
 
-def _game_shape(x, batched: bool) -> tuple[int, ...]:
-    """The shape of one row of ``x`` (``[B, N, ...]`` if ``batched``, else
-    ``[N, ...]``)."""
-    return x.shape[2 if batched else 1:]
-
-
-def _row_cost(x, batched: bool) -> int:
-    """Bytes XLA's cost model counts for reading one game's row of ``x`` and
-    writing it out (measured: about 8 A + 4 for a row of A float32)."""
-    return 2 * math.prod(_game_shape(x, batched)) * x.dtype.itemsize + 8
-
-
-def _row_loops(arrays, batched) -> list[list[int]]:
-    """The positions of ``arrays`` split into groups whose row reads and
-    writes for one game stay under ``_BYTES_PER_LOOP`` (one loop each)."""
-    groups, used = [[]], 8
-    for i, (x, b) in enumerate(zip(arrays, batched)):
-        cost = _row_cost(x, b)
-        if groups[-1] and used + cost > _BYTES_PER_LOOP:
-            groups.append([])
-            used = 8
-        groups[-1].append(i)
-        used += cost
-    return groups
-
-
-def _rows_in_turn(arrays, batched, index, index_batched, num_games):
-    """Rows of a batch: per group of arrays, a loop over the games."""
-    out = [None] * len(arrays)
-    for group in _row_loops(arrays, batched):
-
-        def body(g, acc, group=group):
-            i = jax.lax.dynamic_index_in_dim(index, g, keepdims=False) if index_batched else index
-            got = [_read_row(arrays[k], i, g if batched[k] else None) for k in group]
-            return [jax.lax.dynamic_update_index_in_dim(o, r, g, 0) for o, r in zip(acc, got)]
-
-        init = [jnp.zeros((num_games,) + _game_shape(arrays[k], batched[k]), arrays[k].dtype) for k in group]
-        for k, r in zip(group, jax.lax.fori_loop(0, num_games, body, init)):
-            out[k] = r
-    return out
-
-
-def _entries_in_turn(arrays, batched, index, index_batched, num_games):
-    """Entries of a batch (``index`` ``[B, A]`` or ``[A]``): a loop over the
-    games reading ``A`` elements of each array per step, for up to
-    ``_FUSED_READS_UP_TO`` actions; else a loop over (game, action) pairs,
-    one element of each array per step (XLA fuses the reads of a few
-    elements into one kernel, not those of many, whose count would then go
-    over the budget of a one-kernel loop)."""
-    width = index.shape[-1]
-    init = [jnp.zeros((num_games, width) + _game_shape(x, b), x.dtype) for x, b in zip(arrays, batched)]
-    if width <= _FUSED_READS_UP_TO:
-
-        def by_game(g, acc):
-            i = jax.lax.dynamic_index_in_dim(index, g, keepdims=False) if index_batched else index
-            got = [jnp.stack([_read_row(x, i[a], g if b else None) for a in range(width)])
-                   for x, b in zip(arrays, batched)]
-            return [jax.lax.dynamic_update_index_in_dim(o, r, g, 0) for o, r in zip(acc, got)]
-
-        return jax.lax.fori_loop(0, num_games, by_game, init)
-
-    def body(step, acc):
-        g, a = step // width, step % width
-        at = (g, a) if index_batched else (a,)
-        i = jax.lax.dynamic_slice(index, at, (1,) * index.ndim).reshape(())
-        got = [_read_row(x, i, g if b else None) for x, b in zip(arrays, batched)]
-        return [
-            jax.lax.dynamic_update_slice(o, r.reshape((1, 1) + r.shape), (g, a) + (0,) * r.ndim)
-            for o, r in zip(acc, got)
-        ]
-
-    return jax.lax.fori_loop(0, num_games * width, body, init)
-
-
 @_read.def_vmap
 def _read_batch(axis_size, in_batched, arrays, index):
-    """A batch of games.  On the CPU (``IN_TURN_PLATFORMS``): one game after
-    another, in loops of dynamic slices small enough that XLA compiles each
-    into one kernel.  The batched form, a gather per array, is what XLA's CPU
-    cost model counts at the size of the whole batched tree; once that is
-    large it splits each gather across threads, a cost per read that grew
-    with the capacity.  Elsewhere (GPU, TPU: gathers are cheap there and a
-    loop over the games is not), and for rows too wide for one loop: gathers.
-    A batch of one reads with neither."""
+    """A batch of games reads with one gather per array, all games at once; a
+    batch of one reads its one game's rows (dynamic slices)."""
     arrays_b, index_b = in_batched
-    entries = index.ndim == (2 if index_b else 1)
-
     if axis_size == 1:
         game_arrays = [jax.lax.dynamic_index_in_dim(x, 0, keepdims=False) if b else x
                        for x, b in zip(arrays, arrays_b)]
         out = [x[None] for x in _read_of_game(game_arrays, index[0] if index_b else index)]
         return out, [True] * len(out)
-
-    def gathers(arrays, index):
-        axes = ([0 if b else None for b in arrays_b], 0 if index_b else None)
-        return jax.vmap(_read_of_game, in_axes=axes, axis_size=axis_size)(arrays, index)
-
-    def in_turn(arrays, index):
-        read = _entries_in_turn if entries else _rows_in_turn
-        return read(arrays, arrays_b, index, index_b, axis_size)
-
-    row_cost = max(_row_cost(x, b) for x, b in zip(arrays, arrays_b))
-    if (not entries and row_cost + 8 > _BYTES_PER_LOOP) or not IN_TURN_PLATFORMS:
-        out = gathers(arrays, index)
-    else:
-        out = jax.lax.platform_dependent(arrays, index, default=gathers, **{p: in_turn for p in IN_TURN_PLATFORMS})
+    axes = ([0 if b else None for b in arrays_b], 0 if index_b else None)
+    out = jax.vmap(_read_of_game, in_axes=axes, axis_size=axis_size)(arrays, index)
     return out, [True] * len(out)
 
 
@@ -316,9 +207,8 @@ def node_view(tree: mctx.Tree, node, game: int | None = None, plies: bool = Fals
     ``tree`` is one game's (the search is vmapped); or, with ``game`` (a
     static int), a batch's with every array batched, read at that game.
     Every read is a dynamic slice of one row or one element; under ``vmap``
-    on the CPU a batch of games reads them one game after another (see
-    ``_read_batch``), so that reading a node costs the same at any
-    capacity.  ``plies`` (static): also read the node's and its children's
+    a gather over the batch (``_read_batch``), so that reading a node
+    costs the same at any capacity.  ``plies`` (static): also read the node's and its children's
     ``value_plies``."""
     extra = tree.extra_data
     node_arrays = [getattr(tree, f) for f in _NODE_FIELDS] + [extra.value_lower, extra.value_upper]
