@@ -91,7 +91,7 @@ def test_the_search_table_never_crops_a_number_in_a_narrow_terminal(search):
     widths = {}
     for width in (30, 60, 120):
         con, text = _console(width=width, encoding="ascii")
-        common.print_table(con, common.search_table(out, env, "t", with_prior=True))
+        common.print_table(con, c4jax.search_table(out, env, "t", with_prior=True))
         lines = text().splitlines()
         widths[width] = max(len(ln) for ln in lines)
         rows = [ln.split("|") for ln in lines if re.match(r"\|\s*\d+\s*\|", ln)]

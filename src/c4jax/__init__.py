@@ -34,35 +34,73 @@ from c4jax import xla_flags
 
 xla_flags.configure_at_import()
 
-from c4jax import connect4, devices, testing, tictactoe  # noqa: E402
-from c4jax.arena import ArenaResult, GameRecord, arena, play_games, read_games, write_games  # noqa: E402
-from c4jax.cli.common import move_stats, search_table  # noqa: E402
-from c4jax.env import Env  # noqa: E402
-from c4jax.players import (  # noqa: E402
-    Player,
-    flat_mc_player,
-    heuristic_player,
-    mcts_player,
-    parse_player,
-    perfect_player,
-    random_player,
-)
-from c4jax.reuse import empty_tree, get_subtree  # noqa: E402
-from c4jax.search.compiled import clear as clear_compiled  # noqa: E402
-from c4jax.search.compiled import stats as compiled_stats  # noqa: E402
-from c4jax.search import (  # noqa: E402
-    MCTX_RECIPE,
-    SearchOptions,
-    SearchOutput,
-    TreeExtraData,
-    run_mcts,
-    run_mcts_anytime,
-    tree_to_dot,
-)
-from c4jax.selfplay import SelfPlayResult, selfplay  # noqa: E402
-from c4jax.values import leaf_value, make_recurrent_fn, make_root_fn, prior_logits  # noqa: E402
-
 __version__ = "0.1.0"
+
+# The public API is loaded on first use (PEP 562): ``import c4jax`` imports
+# neither JAX nor the search, so that the ``c4jax`` command's --help and usage
+# errors answer at once.  Name -> (module, attribute or None for the module).
+_LAZY = {
+    "connect4": ("c4jax.connect4", None),
+    "devices": ("c4jax.devices", None),
+    "testing": ("c4jax.testing", None),
+    "tictactoe": ("c4jax.tictactoe", None),
+    "ArenaResult": ("c4jax.arena", "ArenaResult"),
+    "GameRecord": ("c4jax.arena", "GameRecord"),
+    "arena": ("c4jax.arena", "arena"),
+    "play_games": ("c4jax.arena", "play_games"),
+    "read_games": ("c4jax.arena", "read_games"),
+    "write_games": ("c4jax.arena", "write_games"),
+    "move_stats": ("c4jax.analysis", "move_stats"),
+    "search_table": ("c4jax.analysis", "search_table"),
+    "Env": ("c4jax.env", "Env"),
+    "Player": ("c4jax.players", "Player"),
+    "flat_mc_player": ("c4jax.players", "flat_mc_player"),
+    "heuristic_player": ("c4jax.players", "heuristic_player"),
+    "mcts_player": ("c4jax.players", "mcts_player"),
+    "parse_player": ("c4jax.players", "parse_player"),
+    "perfect_player": ("c4jax.players", "perfect_player"),
+    "random_player": ("c4jax.players", "random_player"),
+    "empty_tree": ("c4jax.reuse", "empty_tree"),
+    "get_subtree": ("c4jax.reuse", "get_subtree"),
+    "clear_compiled": ("c4jax.search.compiled", "clear"),
+    "compiled_stats": ("c4jax.search.compiled", "stats"),
+    "MCTX_RECIPE": ("c4jax.search", "MCTX_RECIPE"),
+    "SearchOptions": ("c4jax.search", "SearchOptions"),
+    "SearchOutput": ("c4jax.search", "SearchOutput"),
+    "TreeExtraData": ("c4jax.search", "TreeExtraData"),
+    "run_mcts": ("c4jax.search", "run_mcts"),
+    "run_mcts_anytime": ("c4jax.search", "run_mcts_anytime"),
+    "tree_to_dot": ("c4jax.search", "tree_to_dot"),
+    "SelfPlayResult": ("c4jax.selfplay", "SelfPlayResult"),
+    "selfplay": ("c4jax.selfplay", "selfplay"),
+    "leaf_value": ("c4jax.values", "leaf_value"),
+    "make_recurrent_fn": ("c4jax.values", "make_recurrent_fn"),
+    "make_root_fn": ("c4jax.values", "make_root_fn"),
+    "prior_logits": ("c4jax.values", "prior_logits"),
+}
+
+
+def __getattr__(name: str):
+    import importlib
+
+    # A public name, else a submodule (c4jax.search, c4jax.env, ...), as an
+    # eager package would have them after importing its API.
+    module, attribute = _LAZY.get(name, (f"c4jax.{name}", None))
+    try:
+        value = importlib.import_module(module)
+    except ModuleNotFoundError as e:
+        if e.name != module:
+            raise
+        raise AttributeError(f"module 'c4jax' has no attribute {name!r}") from None
+    if attribute is not None:
+        value = getattr(value, attribute)
+    globals()[name] = value  # later look-ups skip __getattr__
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
 
 __all__ = [
     "ArenaResult",

@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 import warnings
 
 __all__ = [
@@ -124,6 +125,8 @@ def cpu_devices_wanted() -> int:
 
 
 def _backends_started() -> bool:
+    if "jax" not in sys.modules:  # no backend can have started (and JAX stays unimported)
+        return False
     try:
         from jax._src import xla_bridge
     except ImportError:  # pragma: no cover - another JAX

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import time
 
-_START = time.perf_counter()  # as near the process start as an import gets (c4jax imports JAX)
+_START = time.perf_counter()  # as near the process start as an import gets
 
 import argparse  # noqa: E402
 import contextlib  # noqa: E402
@@ -30,7 +30,7 @@ import os  # noqa: E402
 import sys  # noqa: E402
 from typing import Sequence  # noqa: E402
 
-import c4jax  # noqa: E402
+from c4jax import __version__  # noqa: E402
 from c4jax.cli import analyze, arena, bench, play, selfplay  # noqa: E402
 from c4jax.cli.common import (  # noqa: E402
     EXIT_USAGE,
@@ -69,7 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=MAIN_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--version", action="version", version=f"{PROG} {c4jax.__version__}")
+    parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     common, game = common_parent(), game_parent()
     for command in (play, analyze, arena, selfplay, bench):

@@ -11,13 +11,10 @@ from c4jax.cli.common import (
     check_writable,
     file_arg,
     make_game,
-    move_label,
-    move_stats,
     parse_moves,
     print_board,
     print_table,
     search_options,
-    search_table,
     seed_arg,
 )
 
@@ -67,6 +64,9 @@ def add_parser(sub, game, search_parent, common) -> None:
 
 
 def run(args, con, t_start: float) -> int:
+    # The library is imported when a command runs: 'c4jax --help' and usage errors start without JAX.
+    from c4jax.analysis import move_label, search_table
+
     import numpy as np
 
     from c4jax.search import run_mcts
@@ -142,6 +142,8 @@ def analysis_json(game, env, out, moves: str | None, simulations: int) -> dict:
     moves 1-based, values for the player to move."""
     import numpy as np
 
+    from c4jax.analysis import move_stats
+
     children = move_stats(out, env)
     return {
         "game": game.name,
@@ -181,6 +183,8 @@ def _write_dot(path: str, out) -> None:
 
 
 def _plot_visits(path: str, game, out, legal, moves: str) -> None:
+    from c4jax.analysis import move_label
+
     # An MPLBACKEND matplotlib does not know would fail its import: the plot
     # is a PNG file, drawn by Agg whatever the environment says.
     os.environ["MPLBACKEND"] = "Agg"

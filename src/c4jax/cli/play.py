@@ -14,14 +14,11 @@ import time
 
 from c4jax.cli.common import (
     Formatter,
-    fmt_q,
     hard_exit,
     make_game,
-    move_label,
     print_board,
     print_table,
     search_options,
-    search_table,
     seed_arg,
 )
 
@@ -266,6 +263,9 @@ def _legal_text(game, legal) -> str:
 
 
 def run(args, con, t_start: float) -> int:
+    # The library is imported when a command runs: 'c4jax --help' and usage errors start without JAX.
+    from c4jax.analysis import fmt_q, move_label, search_table
+
     game = make_game(args)
     seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(3), "little")
     human = 0 if args.first == "human" else 1

@@ -1,0 +1,54 @@
+"""What ``import c4jax`` and the ``c4jax`` command load: the public API on
+first use, the library never the CLI, and the command's help and usage errors
+without JAX (each checked in a fresh interpreter)."""
+
+import json
+import subprocess
+import sys
+
+import c4jax
+
+_PROBE = r"""
+import contextlib, io, json, sys
+what = sys.argv[1]
+if what == "import":
+    import c4jax
+elif what == "api":
+    import c4jax
+    for name in c4jax.__all__:
+        getattr(c4jax, name)
+else:
+    from c4jax.cli import main
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        code = main(json.loads(what))
+print(json.dumps(sorted(m for m in sys.modules if m == "jax" or m.startswith(("c4jax", "mctx", "rich", "numpy")))))
+"""
+
+
+def _loaded(what: str) -> set[str]:
+    out = subprocess.run([sys.executable, "-c", _PROBE, what], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    return set(json.loads(out.stdout.strip().splitlines()[-1]))
+
+
+def test_import_c4jax_loads_neither_jax_nor_the_search_nor_the_cli():
+    assert _loaded("import") == {"c4jax", "c4jax.xla_flags"}
+
+
+def test_the_whole_public_api_loads_without_the_cli():
+    loaded = _loaded("api")
+    assert {"jax", "mctx", "c4jax.search", "c4jax.analysis", "c4jax.arena"} <= loaded
+    assert not any(m.startswith("c4jax.cli") for m in loaded), sorted(loaded)
+
+
+def test_help_and_usage_errors_import_no_jax():
+    for argv in (["--help"], ["analyze", "--help"], ["play", "--help"], ["arena"], ["selfplay", "--games", "x"],
+                 ["--version"], []):
+        loaded = _loaded(json.dumps(argv))
+        assert "jax" not in loaded and "c4jax.search" not in loaded, (argv, sorted(loaded))
+
+
+def test_every_public_name_is_listed_and_resolves():
+    assert set(c4jax.__all__) <= set(dir(c4jax))
+    for name in c4jax.__all__:
+        assert getattr(c4jax, name) is not None
