@@ -575,3 +575,26 @@ def test_the_commands_search_with_run_mcts_defaults_unless_told(command):
     assert search_options(parser.parse_args([command, *extra])) == {"solver": True}
     told = parser.parse_args([command, *extra, "--prior", "uniform", "--no-solver"])
     assert search_options(told) == {"solver": False, "prior": "uniform"}
+
+
+def test_play_shows_a_status_line_while_the_first_search_compiles(cli_env):
+    """The AI moves first on a board no search has been compiled for: a
+    status line says so (on the terminal) before the AI's move appears."""
+    t = Terminal({**cli_env, "C4JAX_CACHE_DIR": ""}, "--first", "ai", "--rows", "5", "--cols", "6", "-n", "37",
+                 "--no-cache", "--seed", "1")
+    t.child.expect("preparing the search for this board")
+    t.child.expect(r"AI \(X\) plays column")
+    idx, _ = t.wait()
+    assert idx == 0
+    t.child.sendline("quit")
+    assert t.finish() == 0
+
+
+def test_analyze_shows_a_status_line_on_a_terminal_and_none_in_a_pipe(cli_env):
+    child = pexpect.spawn(CMD[0], CMD[1:] + ["analyze", "44", "-n", "37", "--no-cache"], env=cli_env,
+                          encoding="utf-8", timeout=120, dimensions=(50, 120))
+    child.expect("preparing the search for this board")
+    child.expect("Best move: column")
+    child.expect(pexpect.EOF)
+    piped = run(cli_env, "analyze", "44", "-n", "37", "--no-cache")
+    assert piped.returncode == 0 and "preparing" not in piped.stdout + piped.stderr

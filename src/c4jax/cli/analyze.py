@@ -6,6 +6,7 @@ import json
 import os
 
 from c4jax.cli.common import (
+    PREPARING,
     Formatter,
     UsageError,
     check_writable,
@@ -16,6 +17,7 @@ from c4jax.cli.common import (
     print_table,
     search_options,
     seed_arg,
+    status,
 )
 
 ANALYZE_EPILOG = """\
@@ -98,15 +100,18 @@ def run(args, con, t_start: float) -> int:
         from c4jax.search import run_mcts_anytime
 
         timing: dict = {}
-        out, sims = run_mcts_anytime(
-            jax.random.key(args.seed), env, args.think, timing=timing, **search_options(args)
-        )
+        with status(f"{PREPARING}, then {args.think:g} s of search..."):
+            out, sims = run_mcts_anytime(
+                jax.random.key(args.seed), env, args.think, timing=timing, **search_options(args)
+            )
         done = f"{sims} simulations in {timing['search_s']:.2f} s (budget {args.think:g} s"
         if timing["compile_s"]:
             done += f"; compiling before it {timing['compile_s']:.1f} s"
         done += ")"
     else:
-        out = run_mcts(jax.random.key(args.seed), env, args.simulations, **search_options(args))
+        with status(f"{PREPARING}, then {args.simulations} simulations..."):
+            out = jax.block_until_ready(
+                run_mcts(jax.random.key(args.seed), env, args.simulations, **search_options(args)))
         sims = args.simulations
         done = f"{args.simulations} simulations"
     legal = np.asarray(game.legal_action_mask(env))

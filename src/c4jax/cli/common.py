@@ -296,6 +296,21 @@ def console(**kw):
 
 MIN_WIDTH = 40  # the narrowest output drawn (a narrower terminal wraps it)
 
+PREPARING = "preparing the search for this board (compiled on the first run only)"
+
+
+@contextlib.contextmanager
+def status(text: str):
+    """A status line with a spinner on standard error while the block runs
+    (compiling, searching): standard output stays the command's own; nothing
+    is drawn when standard error is not a terminal."""
+    err = console(stderr=True)
+    if not err.is_terminal:
+        yield
+        return
+    with err.status(text, spinner="line" if ascii_only(err) else "dots"):
+        yield
+
 
 GLYPHS = "\u00b7\u2501\u2502"  # the board's empty cell, rich's table and bar lines
 

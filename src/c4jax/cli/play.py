@@ -13,6 +13,7 @@ import threading
 import time
 
 from c4jax.cli.common import (
+    PREPARING,
     Formatter,
     hard_exit,
     make_game,
@@ -20,6 +21,7 @@ from c4jax.cli.common import (
     print_table,
     search_options,
     seed_arg,
+    status,
 )
 
 PLAY_EPILOG = """\
@@ -270,8 +272,9 @@ def run(args, con, t_start: float) -> int:
     seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(3), "little")
     human = 0 if args.first == "human" else 1
     state = _Game(game, human)
-    ai = _AI(game, args.simulations, seed, search_options(args), think=args.think)
-    ai.reset(state.env)
+    with status(f"{PREPARING}..."):
+        ai = _AI(game, args.simulations, seed, search_options(args), think=args.think)
+        ai.reset(state.env)
     label = move_label(game)
     n_actions = game.num_actions
     gname = "tic-tac-toe" if game.name == "tictactoe" else (
@@ -298,7 +301,8 @@ def run(args, con, t_start: float) -> int:
             legal = ai.legal(state.env)
             if state.to_move != human:
                 t0 = time.perf_counter()
-                out = ai.search(state.env, state.ply)
+                with status(f"{PREPARING}..." if first_ai_move else "the AI is thinking..."):
+                    out = ai.search(state.env, state.ply)
                 dt = time.perf_counter() - t0
                 action = int(out.action[0])
                 if args.show_search:
