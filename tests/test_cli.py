@@ -598,3 +598,4 @@ def test_analyze_shows_a_status_line_on_a_terminal_and_none_in_a_pipe(cli_env):
     child.expect(pexpect.EOF)
     piped = run(cli_env, "analyze", "44", "-n", "37", "--no-cache")
     assert piped.returncode == 0 and "preparing" not in piped.stdout + piped.stderr
+

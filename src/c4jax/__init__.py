@@ -17,6 +17,8 @@ Public API (everything else is internal):
 * your own game: the :class:`c4jax.env.Game` contract and
   :func:`c4jax.testing.check_game`, which checks it;
 * subtree reuse: :func:`get_subtree`;
+* compile once per machine: :func:`enable_compilation_cache` (JAX's
+  persistent cache in a per-user folder);
 * driving mctx yourself: :func:`make_root_fn`, :func:`make_recurrent_fn`,
   :func:`prior_logits`, :func:`leaf_value`;
 * players and the arena: :class:`Player` and its makers, :func:`arena`,
@@ -44,6 +46,7 @@ _LAZY = {
     "devices": ("c4jax.devices", None),
     "testing": ("c4jax.testing", None),
     "tictactoe": ("c4jax.tictactoe", None),
+    "enable_compilation_cache": ("c4jax.cache", "enable_compilation_cache"),
     "ArenaResult": ("c4jax.arena", "ArenaResult"),
     "GameRecord": ("c4jax.arena", "GameRecord"),
     "arena": ("c4jax.arena", "arena"),
@@ -119,6 +122,7 @@ __all__ = [
     "connect4",
     "devices",
     "empty_tree",
+    "enable_compilation_cache",
     "flat_mc_player",
     "get_subtree",
     "heuristic_player",

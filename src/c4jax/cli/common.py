@@ -12,6 +12,9 @@ import re
 import sys
 from typing import Any
 
+from c4jax.cache import default_cache_dir
+from c4jax.cache import enable_compilation_cache as enable_cache
+
 PROG = "c4jax"
 GAMES = ("connect4", "tictactoe")
 EXIT_USAGE = 2
@@ -166,46 +169,29 @@ def search_options(args) -> dict:
 
 
 def cache_dir(args) -> pathlib.Path | None:
+    """The cache folder of ``--cache-dir``/``--no-cache``, else the per-user
+    default (:func:`c4jax.cache.default_cache_dir`)."""
     if getattr(args, "no_cache", False):
         return None
     if getattr(args, "cache_dir", None):
         return pathlib.Path(args.cache_dir).expanduser()
-    env = os.environ.get("C4JAX_CACHE_DIR")
-    if env is not None:
-        return pathlib.Path(env).expanduser() if env.strip() else None  # empty: off
-    base = os.environ.get("XDG_CACHE_HOME", "")
-    if not os.path.isabs(base):  # the XDG spec: a relative value is ignored
-        base = os.path.join(os.path.expanduser("~"), ".cache")
-    return pathlib.Path(base) / "c4jax" / "jax"
+    return default_cache_dir()
 
 
 def enable_compilation_cache(path: pathlib.Path | None) -> pathlib.Path | None:
-    """Switches on JAX's persistent compilation cache in ``path`` (every
-    compiled function, however quick to compile).  Returns the directory used,
-    or ``None``: no path, or one that cannot be created or written, which is
-    said in one warning line on stderr before the command runs without the
-    cache.  Processes may share the folder: JAX writes each entry to a
-    temporary file and renames it, and a failed read or write costs only a
-    compilation."""
+    """:func:`c4jax.cache.enable_compilation_cache` in ``path``; a folder
+    that cannot be created or written is one warning line on stderr, and
+    the command runs without the cache (``None``)."""
     if path is None:
         return None
     try:
-        path.mkdir(parents=True, exist_ok=True)
-        writable = os.access(path, os.W_OK | os.X_OK)
-        reason = "permission denied"
+        return enable_cache(path)
     except OSError as e:
-        writable, reason = False, e.strerror or type(e).__name__
-    if not writable:
         sys.stderr.write(
-            f"{PROG}: warning: cannot use the compilation cache {str(path)!r} ({reason}); running without it\n"
+            f"{PROG}: warning: cannot use the compilation cache {str(path)!r} "
+            f"({e.strerror or type(e).__name__}); running without it\n"
         )
         return None
-    import jax
-
-    jax.config.update("jax_compilation_cache_dir", str(path))
-    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
-    jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
-    return path
 
 
 def make_game(args):
