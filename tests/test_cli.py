@@ -582,7 +582,7 @@ def test_play_shows_a_status_line_while_the_first_search_compiles(cli_env):
     status line says so (on the terminal) before the AI's move appears."""
     t = Terminal({**cli_env, "C4JAX_CACHE_DIR": ""}, "--first", "ai", "--rows", "5", "--cols", "6", "-n", "37",
                  "--no-cache", "--seed", "1")
-    t.child.expect("preparing the search for this board")
+    t.child.expect("preparing the search")
     t.child.expect(r"AI \(X\) plays column")
     idx, _ = t.wait()
     assert idx == 0
@@ -593,7 +593,7 @@ def test_play_shows_a_status_line_while_the_first_search_compiles(cli_env):
 def test_analyze_shows_a_status_line_on_a_terminal_and_none_in_a_pipe(cli_env):
     child = pexpect.spawn(CMD[0], CMD[1:] + ["analyze", "44", "-n", "37", "--no-cache"], env=cli_env,
                           encoding="utf-8", timeout=120, dimensions=(50, 120))
-    child.expect("preparing the search for this board")
+    child.expect("preparing the search")
     child.expect("Best move: column")
     child.expect(pexpect.EOF)
     piped = run(cli_env, "analyze", "44", "-n", "37", "--no-cache")

@@ -595,9 +595,9 @@ def test_a_batch_split_over_cpu_devices_and_blocks_builds_the_trees_of_single_ga
     mesh = layout.cpu_mesh(games)
     devices = 1 if mesh is None else mesh.size
     assert devices == (2 if len(jax.devices("cpu")) >= 2 else 1)
-    assert layout.block_size(games // devices, "cpu") == (33 if devices == 1 else 11)
+    assert layout.block_size(-(-games // devices), "cpu") == (22 if devices == 1 else 17)  # 33 per device: padded to 34
     keys = jax.random.split(key, games)
-    for i in (0, 1, 32, 33, 65):
+    for i in (0, 1, 16, 17, 32, 33, 65):
         one = c4jax.run_mcts(keys[i], jax.tree.map(lambda x: x[i], envs), 24, lanes=1, **options)
         chex.assert_trees_all_equal(jax.tree.map(lambda x: x[i], out.replace(search_tree=None)),
                                     one.replace(search_tree=None))
@@ -608,8 +608,27 @@ def test_a_batch_split_over_cpu_devices_and_blocks_builds_the_trees_of_single_ga
 def test_block_sizes_divide_the_batch():
     from c4jax.search import layout
 
-    assert [layout.block_size(g, "cpu") for g in (1, 7, 32, 33, 64, 66, 97, 1024)] == [1, 7, 32, 11, 32, 22, 1, 32]
+    assert [layout.block_size(g, "cpu") for g in (1, 7, 32, 33, 64, 66, 97, 1024, 1031)] == [
+        1, 7, 32, 17, 32, 22, 25, 32, 32]
     assert layout.block_size(1024, "gpu") == 1024
+
+
+def test_a_batch_placed_on_one_device_stays_there_and_an_odd_batch_is_split_padded():
+    """Arrays the caller put on one device are searched there (no split);
+    a batch of a prime number of games is split over the CPU devices,
+    padded, and its rows are those of the unpadded search."""
+    from c4jax.search import layout
+
+    envs = stack([c4.from_moves(m) for m in (["", "4", "44"] * 6)[:17]])
+    placed = jax.device_put(envs, jax.devices()[0])
+    assert layout.cpu_mesh(17, (placed,)) is None
+    out = c4jax.run_mcts(jax.random.key(2), placed, 20)
+    assert out.visit_counts.sharding.device_set == {jax.devices()[0]}
+    split = c4jax.run_mcts(jax.random.key(2), envs, 20)
+    chex.assert_trees_all_equal(jax.device_get(out), jax.device_get(split))
+    if len(jax.devices("cpu")) >= 2:
+        assert layout.cpu_mesh(17, (envs,)).size == 2
+        assert len(split.visit_counts.sharding.device_set) == 2
 
 
 def test_jitted_search_compiles_once():

@@ -163,11 +163,16 @@ def _warn_if_cpu() -> None:
     import jax
 
     if jax.default_backend() == "cpu":
+        try:
+            devices = cpu_devices_wanted()
+        except ValueError:
+            devices = 1
         warnings.warn(
-            "c4jax: JAX had already run code before `import c4jax`, so XLA's CPU loop threshold "
-            "could not be raised and searches run about half as fast. Import c4jax before running "
-            "JAX code, or start Python with "
-            f"XLA_FLAGS='{_EXTRA}{THRESHOLD_KEY}={LOOP_BYTES}' (set {OPT_OUT}=0 to silence this).",
+            "c4jax: JAX had already run code before `import c4jax`, so XLA's CPU loop threshold could not be "
+            "raised nor one CPU device per core made: a search runs about half as fast and a batch uses one "
+            "core. Import c4jax before running JAX code, or start Python with "
+            f"XLA_FLAGS='{_EXTRA}{THRESHOLD_KEY}={LOOP_BYTES} {DEVICES_KEY}={devices}' "
+            f"(set {OPT_OUT}=0 to silence this).",
             stacklevel=3,
         )
 

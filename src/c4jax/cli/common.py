@@ -282,7 +282,7 @@ def console(**kw):
 
 MIN_WIDTH = 40  # the narrowest output drawn (a narrower terminal wraps it)
 
-PREPARING = "preparing the search for this board (compiled on the first run only)"
+PREPARING = "preparing the search (compiled on the first run of a board size and setting only)"
 
 
 @contextlib.contextmanager

@@ -272,9 +272,6 @@ def run(args, con, t_start: float) -> int:
     seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(3), "little")
     human = 0 if args.first == "human" else 1
     state = _Game(game, human)
-    with status(f"{PREPARING}..."):
-        ai = _AI(game, args.simulations, seed, search_options(args), think=args.think)
-        ai.reset(state.env)
     label = move_label(game)
     n_actions = game.num_actions
     gname = "tic-tac-toe" if game.name == "tictactoe" else (
@@ -291,6 +288,9 @@ def run(args, con, t_start: float) -> int:
         f"Type a {label} 1-{n_actions}, or [bold]hint[/bold], [bold]undo[/bold], "
         "[bold]quit[/bold] (an empty line lists the legal moves)."
     )
+    with status(f"{PREPARING}..."):
+        ai = _AI(game, args.simulations, seed, search_options(args), think=args.think)
+        ai.reset(state.env)
     first_ai_move = True
     stopped = True
     if human == 0:

@@ -8,8 +8,9 @@ the layout changes the speed of a batch, never its trees:
   batch run outside a caller's ``jit`` is split over the CPU devices
   (:func:`cpu_mesh`; ``import c4jax`` makes one per core,
   :mod:`c4jax.xla_flags`) with :func:`jax.shard_map`, every device
-  searching its own slice of the games.  GPU and TPU batches run on the
-  default device as one program.
+  searching its own slice of the games; its outputs stay sharded over
+  them.  A batch whose arrays the caller placed on one device stays there,
+  and GPU and TPU batches run on the default device as one program.
 * **Blocks.** Within a device the games are searched ``BLOCK`` at a time,
   one block after another (:func:`in_blocks`, a ``lax.map`` outside the loop
   over simulations): a block's trees stay in the CPU's caches, while a
@@ -22,57 +23,81 @@ from __future__ import annotations
 from typing import Callable
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 from jax.sharding import Mesh
 
 from c4jax.devices import GAMES_AXIS
 
-__all__ = ["BLOCK", "MIN_GAMES_PER_DEVICE", "block_size", "cpu_mesh", "in_blocks"]
+__all__ = ["BLOCK", "MIN_GAMES_PER_DEVICE", "block_size", "cpu_mesh", "in_blocks", "pad_rows"]
 
-# Games searched at once on one CPU device (benchmarks/README.md, "Batch
-# layout").  GPU and TPU: the whole batch at once.
+# Games searched at once on one CPU device, at most (benchmarks/README.md,
+# "Search throughput").  GPU and TPU: the whole batch at once.
 BLOCK = 32
 # A batch is split over CPU devices only if each gets at least this many
 # games: a smaller batch costs more in the split than it gains.
 MIN_GAMES_PER_DEVICE = 8
 
 
+def _cdiv(a: int, b: int) -> int:
+    return -(-a // b)
+
+
 def block_size(games: int, platform: str) -> int:
-    """The games a block holds on ``platform``: on the CPU the largest
-    divisor of ``games`` that is at most ``BLOCK``, elsewhere ``games``."""
+    """The games a block holds on ``platform``: on the CPU the batch in as
+    few blocks of at most ``BLOCK`` as it takes, of equal size (the last
+    padded), elsewhere ``games``."""
     if platform != "cpu" or games <= BLOCK:
         return games
-    return max(d for d in range(1, BLOCK + 1) if games % d == 0)
+    return _cdiv(games, _cdiv(games, BLOCK))
+
+
+def pad_rows(tree, rows: int):
+    """Every leaf of ``tree`` (a leading axis of ``n <= rows`` games) with its
+    last row repeated up to ``rows`` rows: padding games, searched and
+    dropped, that change no other row."""
+    def pad(x):
+        n = x.shape[0]
+        return x if n == rows else jnp.concatenate([x, jnp.repeat(x[-1:], rows - n, axis=0)])
+
+    return jax.tree.map(pad, tree)
 
 
 def in_blocks(fn: Callable, games: int, platform: str) -> Callable:
     """``fn(*args)`` (every leaf of ``args`` and of the result with a leading
     axis of ``games``) run one block of :func:`block_size` games after
-    another; ``fn`` itself when one block holds them all."""
+    another, the batch padded to whole blocks; ``fn`` itself when one block
+    holds them all."""
     block = block_size(games, platform)
     if block == games:
         return fn
+    padded = _cdiv(games, block) * block
 
     def run(*args):
         def split(x):
-            return x.reshape((games // block, block) + x.shape[1:])
+            return x.reshape((padded // block, block) + x.shape[1:])
 
-        out = jax.lax.map(lambda a: fn(*a), jax.tree.map(split, args))
-        return jax.tree.map(lambda x: x.reshape((games,) + x.shape[2:]), out)
+        out = jax.lax.map(lambda a: fn(*a), jax.tree.map(split, pad_rows(args, padded)))
+        return jax.tree.map(lambda x: x.reshape((padded,) + x.shape[2:])[:games], out)
 
     return run
 
 
-def cpu_mesh(games: int) -> Mesh | None:
+def _on_one_device(arrays) -> bool:
+    """Whether a leaf of ``arrays`` is a JAX array the caller placed on one
+    device (``jax.device_put``): the search then stays there."""
+    return any(isinstance(x, jax.Array) and x.committed and len(x.sharding.device_set) == 1
+               for x in jax.tree.leaves(arrays))
+
+
+def cpu_mesh(games: int, arrays=()) -> Mesh | None:
     """A one-axis mesh (``"games"``) over the CPU devices that a batch of
-    ``games`` is split over, or ``None`` to run it on the default device: the
-    default backend is not the CPU, there is one CPU device, or fewer than
-    ``MIN_GAMES_PER_DEVICE`` games per device.  The devices used are the
-    most that divide ``games`` evenly."""
-    if games < 2 * MIN_GAMES_PER_DEVICE or jax.default_backend() != "cpu":
+    ``games`` is split over (padded to a multiple of them), or ``None`` to
+    run it on one device: the default backend is not the CPU, there is one
+    CPU device, fewer than ``MIN_GAMES_PER_DEVICE`` games per device, or a
+    leaf of ``arrays`` (the search's inputs) was placed on one device."""
+    if games < 2 * MIN_GAMES_PER_DEVICE or jax.default_backend() != "cpu" or _on_one_device(arrays):
         return None
     devices = jax.local_devices(backend="cpu")
-    usable = [k for k in range(2, len(devices) + 1) if games % k == 0 and games // k >= MIN_GAMES_PER_DEVICE]
-    if not usable:
-        return None
-    return Mesh(np.array(devices[: max(usable)]), (GAMES_AXIS,))
+    k = min(len(devices), games // MIN_GAMES_PER_DEVICE)
+    return None if k < 2 else Mesh(np.array(devices[:k]), (GAMES_AXIS,))

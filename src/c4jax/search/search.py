@@ -211,7 +211,12 @@ def compiled_search(keys, envs, tree, opts: SearchOptions, num_simulations: int,
     from c4jax.search import compiled
 
     args = (keys, envs, tree)
-    mesh = layout.cpu_mesh(keys.shape[0])
+    games = keys.shape[0]
+    mesh = layout.cpu_mesh(games, args)
+    if mesh is not None:
+        # The games padded to a multiple of the devices and placed on them.
+        rows = -(-games // mesh.size) * mesh.size
+        args = jax.device_put(layout.pad_rows(args, rows), NamedSharding(mesh, GAMES))
     signature = (
         continuing,
         jax.tree.structure(args),
@@ -222,12 +227,18 @@ def compiled_search(keys, envs, tree, opts: SearchOptions, num_simulations: int,
         None if mesh is None else tuple(d.id for d in mesh.devices.flat),
     )
     fn = compiled.compiled(
-        signature, lambda: lower_search(keys, envs, tree, opts, num_simulations, continuing, mesh).compile())
+        signature, lambda: lower_search(*args, opts, num_simulations, continuing, mesh).compile())
     count = np.int32(num_simulations)
     if mesh is None:
         return lambda keys, envs, tree: fn(keys, envs, tree, count)
-    games = NamedSharding(mesh, GAMES)
-    return lambda keys, envs, tree: fn(*jax.device_put((keys, envs, tree), games), count)
+    games_sharding = NamedSharding(mesh, GAMES)
+
+    def run(keys, envs, tree):
+        placed = jax.device_put(layout.pad_rows((keys, envs, tree), rows), games_sharding)
+        out = fn(*placed, count)
+        return out if rows == games else jax.tree.map(lambda x: x[:games], out)
+
+    return run
 
 
 def prepare_search(key, env, num_simulations: int, tree, options: dict):
