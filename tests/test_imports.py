@@ -52,3 +52,14 @@ def test_every_public_name_is_listed_and_resolves():
     assert set(c4jax.__all__) <= set(dir(c4jax))
     for name in c4jax.__all__:
         assert getattr(c4jax, name) is not None
+
+
+def test_the_functions_named_like_their_modules_stay_functions_after_the_modules_load():
+    """c4jax.arena and c4jax.selfplay are the functions, before and after
+    their modules (c4jax.arena, c4jax.selfplay) are imported."""
+    import importlib
+
+    importlib.import_module("c4jax.arena")
+    importlib.import_module("c4jax.selfplay")
+    assert callable(c4jax.arena) and c4jax.arena.__module__ == "c4jax.arena"
+    assert callable(c4jax.selfplay) and c4jax.selfplay.__module__ == "c4jax.selfplay"

@@ -31,8 +31,11 @@ Public API (everything else is internal):
   per core for batches; ``C4JAX_XLA_FLAGS=0`` opts out).
 """
 
+import sys
+import types
+
 # First, before anything can start a JAX backend: XLA reads XLA_FLAGS once.
-from c4jax import xla_flags
+from c4jax import xla_flags  # noqa: E402
 
 xla_flags.configure_at_import()
 
@@ -103,6 +106,22 @@ def __getattr__(name: str):
 
 def __dir__() -> list[str]:
     return sorted(set(globals()) | set(_LAZY))
+
+
+# c4jax.arena and c4jax.selfplay are functions that share their modules'
+# names.  Importing such a module sets the package's attribute to the module;
+# the package keeps its function (the module stays in sys.modules).
+_SHADOWED = frozenset(name for name, (module, attribute) in _LAZY.items() if module == f"c4jax.{name}" and attribute)
+
+
+class _Package(types.ModuleType):
+    def __setattr__(self, name, value):
+        if name in _SHADOWED and isinstance(value, types.ModuleType):
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
 
 
 __all__ = [
