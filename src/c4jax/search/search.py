@@ -214,9 +214,12 @@ def compiled_search(keys, envs, tree, opts: SearchOptions, num_simulations: int,
     games = keys.shape[0]
     mesh = layout.cpu_mesh(games, args)
     if mesh is not None:
-        # The games padded to a multiple of the devices and placed on them.
+        # The games padded to a multiple of the devices and placed on them;
+        # the program is lowered from their shapes.
         rows = -(-games // mesh.size) * mesh.size
-        args = jax.device_put(layout.pad_rows(args, rows), NamedSharding(mesh, GAMES))
+        games_sharding = NamedSharding(mesh, GAMES)
+        args = jax.tree.map(
+            lambda x: jax.ShapeDtypeStruct((rows,) + x.shape[1:], x.dtype, sharding=games_sharding), args)
     signature = (
         continuing,
         jax.tree.structure(args),
@@ -231,7 +234,6 @@ def compiled_search(keys, envs, tree, opts: SearchOptions, num_simulations: int,
     count = np.int32(num_simulations)
     if mesh is None:
         return lambda keys, envs, tree: fn(keys, envs, tree, count)
-    games_sharding = NamedSharding(mesh, GAMES)
 
     def run(keys, envs, tree):
         placed = jax.device_put(layout.pad_rows((keys, envs, tree), rows), games_sharding)
