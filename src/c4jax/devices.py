@@ -25,6 +25,8 @@ import jax
 import numpy as np
 from jax.sharding import Mesh, PartitionSpec
 
+from c4jax.validation import check_int
+
 __all__ = [
     "GAMES_AXIS", "game_mesh", "over_games", "compile_game_loop", "round_up", "padded_games", "initialize_distributed",
     "process_share",
@@ -43,12 +45,10 @@ def game_mesh(devices: int | None = None) -> Mesh:
     local = jax.local_devices()
     if devices is None:
         devices = len(local)
-    if isinstance(devices, bool) or not isinstance(devices, (int, np.integer)) or not 1 <= devices <= len(local):
-        raise ValueError(
-            f"devices must be an int in 1..{len(local)} (this process has {len(local)} "
-            f"{local[0].platform.upper()} device{'s' if len(local) > 1 else ''}); got {devices!r}"
-        )
-    return Mesh(np.array(local[: int(devices)]), (GAMES_AXIS,))
+    s = "s" if len(local) > 1 else ""
+    devices = check_int("devices", devices, 1, len(local),
+                        note=f"(this process has {len(local)} {local[0].platform.upper()} device{s})")
+    return Mesh(np.array(local[:devices]), (GAMES_AXIS,))
 
 
 def round_up(n: int, mesh: Mesh) -> int:

@@ -32,6 +32,7 @@ import jax.numpy as jnp
 from c4jax.env import Env, pick_uniform, win_else_block_moves
 from c4jax.reuse import empty_tree, get_subtree
 from c4jax.search import run_mcts
+from c4jax.validation import check_int
 
 __all__ = [
     "Player",
@@ -141,9 +142,7 @@ def flat_mc_player(rollouts_per_move: int, rollout_policy: str = "uniform") -> P
     """Flat Monte Carlo (Browne et al. 2012, sec. 2.4): every legal move gets
     ``rollouts_per_move`` rollouts from the position after it; play the best
     mean for the mover (an immediate win scores +1)."""
-    if isinstance(rollouts_per_move, bool) or not isinstance(rollouts_per_move, int) or rollouts_per_move < 1:
-        raise ValueError(f"rollouts_per_move must be an int >= 1; got {rollouts_per_move!r}")
-    return _flat_mc_player(int(rollouts_per_move), rollout_policy)
+    return _flat_mc_player(check_int("rollouts_per_move", rollouts_per_move, 1), rollout_policy)
 
 
 @_same_player
@@ -188,11 +187,9 @@ def mcts_player(
     Raises ``ValueError`` for bad options (checked here, at construction).
     """
     # Validate now, not at the first move (options= or keywords).
-    from c4jax.search.options import options_from_kwargs, python_scalar
+    from c4jax.search.options import options_from_kwargs
 
-    num_simulations = python_scalar(num_simulations)  # np.int32(10) is 10
-    if isinstance(num_simulations, bool) or not isinstance(num_simulations, int) or num_simulations < 1:
-        raise ValueError(f"num_simulations must be an int >= 1; got {num_simulations!r}")
+    num_simulations = check_int("num_simulations", num_simulations, 1)
 
     given = options_from_kwargs(dict(options, **({} if capacity is None else {"capacity": capacity})))
     if reuse and given.selection == "gumbel":

@@ -25,6 +25,7 @@ import jax.numpy as jnp
 import mctx
 
 from c4jax.search.tree import LOSS, WIN, new_tree
+from c4jax.validation import check_int
 
 __all__ = ["get_subtree", "empty_tree"]
 
@@ -136,8 +137,7 @@ def empty_tree(env, capacity: int) -> mctx.Tree:
     Raises:
       ValueError: if ``env`` is not batched or ``capacity`` < 2.
     """
-    if isinstance(capacity, bool) or not isinstance(capacity, int) or capacity < 2:
-        raise ValueError(f"capacity must be an int >= 2; got {capacity!r}")
+    capacity = check_int("capacity", capacity, 2)
     if len(env.batch_shape) != 1:
         raise ValueError(f"env must have one batch axis [B]; got batch shape {env.batch_shape}")
 

@@ -18,6 +18,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from c4jax.env import NO_WINNER, Env, check_fields
+from c4jax.validation import check_int
 
 __all__ = ["check_game"]
 
@@ -112,10 +113,8 @@ def check_game(game, *, num_games: int = 32, seed: int = 0) -> None:
         rule.
       ValueError: a bad ``num_games`` or ``seed``.
     """
-    if isinstance(num_games, bool) or not isinstance(num_games, int) or num_games < 2:
-        raise ValueError(f"num_games must be an int >= 2; got {num_games!r}")
-    if isinstance(seed, bool) or not isinstance(seed, int):
-        raise ValueError(f"seed must be an int; got {seed!r}")
+    num_games = check_int("num_games", num_games, 2)
+    seed = check_int("seed", seed)
     # --- static facts ---------------------------------------------------------
     _require(isinstance(game.name, str) and game.name, "name must be a non-empty str")
     a, max_plies = game.num_actions, game.max_plies

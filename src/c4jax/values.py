@@ -23,6 +23,7 @@ import mctx
 
 from c4jax.env import Env, win_else_block_moves
 from c4jax.keys import as_key, keys_for_games
+from c4jax.validation import check_choice, check_int
 
 __all__ = [
     "PRIORS",
@@ -45,8 +46,7 @@ _BIG = 1e30  # |prior logit| a prior_fn's infinities become (finite, above any s
 
 
 def _check(name: str, value: str, allowed: tuple[str, ...]) -> None:
-    if value not in allowed:
-        raise ValueError(f"{name} must be one of {', '.join(map(repr, allowed))}; got {value!r}")
+    check_choice(name, value, allowed)
 
 
 def prior_logits(
@@ -164,8 +164,7 @@ def leaf_value(
         another shape, a bad key or an ``env`` that is not an :class:`Env`.
     """
     _check("rollout_policy", rollout_policy, ROLLOUT_POLICIES)
-    if isinstance(num_rollouts, bool) or not isinstance(num_rollouts, int) or num_rollouts < 1:
-        raise ValueError(f"num_rollouts must be an int >= 1, got {num_rollouts!r}")
+    num_rollouts = check_int("num_rollouts", num_rollouts, 1)
     _check_callable("value_fn", value_fn)
     _check_env(env)
     if env.batch_shape:

@@ -49,6 +49,8 @@ import re
 import sys
 import warnings
 
+from c4jax.validation import check_int
+
 __all__ = [
     "LOOP_BYTES", "THRESHOLD_KEY", "OPT_OUT", "DEVICES_KEY", "DEVICES_ENV", "flags_with_loop_threshold",
     "flags_with_cpu_devices", "cpu_devices_wanted", "loop_threshold_status",
@@ -78,8 +80,7 @@ def flags_with_loop_threshold(flags: str, threshold: int = LOOP_BYTES) -> str:
     Raises:
       ValueError: ``threshold`` is not an int >= 0.
     """
-    if isinstance(threshold, bool) or not isinstance(threshold, int) or threshold < 0:
-        raise ValueError(f"threshold must be an int >= 0 (bytes); got {threshold!r}")
+    check_int("threshold", threshold, 0, note="(bytes)")
     if THRESHOLD_KEY in flags:
         return flags
     entry = f"{THRESHOLD_KEY}={threshold}"
@@ -99,8 +100,7 @@ def flags_with_cpu_devices(flags: str, devices: int) -> str:
     Raises:
       ValueError: ``devices`` is not an int >= 1.
     """
-    if isinstance(devices, bool) or not isinstance(devices, int) or devices < 1:
-        raise ValueError(f"devices must be an int >= 1; got {devices!r}")
+    check_int("devices", devices, 1)
     if DEVICES_KEY in flags or devices == 1:
         return flags
     return " ".join(flags.split() + [f"{DEVICES_KEY}={devices}"])

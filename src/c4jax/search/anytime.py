@@ -34,6 +34,7 @@ import numpy as np
 from c4jax.env import Env
 from c4jax.search.output import SearchOutput
 from c4jax.search.search import compiled_search, prepare_search, unbatch_output
+from c4jax.validation import check_int, check_number
 
 __all__ = ["run_mcts_anytime", "anytime_capacity"]
 
@@ -61,17 +62,6 @@ def compiled_count() -> int:
     from c4jax.search import compiled
 
     return compiled.stats()["compiles"]
-
-
-def _check_number(name: str, value, low: float, inclusive: bool) -> None:
-    if isinstance(value, (np.ndarray, jax.Array)) and value.shape == () and (
-        np.issubdtype(value.dtype, np.integer) or np.issubdtype(value.dtype, np.floating)
-    ):
-        value = value.item()  # a 0-d array: its number (outside jit only: the budget is host-side)
-    ok = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
-    ok = ok and math.isfinite(float(value)) and (value >= low if inclusive else value > low)
-    if not ok:
-        raise ValueError(f"{name} must be a finite number {'>=' if inclusive else '>'} {low}; got {value!r}")
 
 
 def run_mcts_anytime(
@@ -123,16 +113,15 @@ def run_mcts_anytime(
 
     Reference: anytime behaviour of MCTS, Browne et al. 2012 sec. 3.3.
     """
-    _check_number("seconds", seconds, 0, inclusive=False)
-    seconds = float(seconds)
+    if isinstance(seconds, (np.ndarray, jax.Array)) and seconds.shape == () and (
+        np.issubdtype(seconds.dtype, np.integer) or np.issubdtype(seconds.dtype, np.floating)
+    ):
+        seconds = seconds.item()  # a 0-d array: its number (outside jit only: the budget is host-side)
+    seconds = check_number("seconds", seconds, 0, lo_open=True)
     if seconds > MAX_SECONDS:
         raise ValueError(f"seconds must be in (0, {MAX_SECONDS:,}] (a week); got {seconds!r}")
-    if isinstance(chunk, bool) or not isinstance(chunk, int) or not 1 <= chunk <= MAX_CHUNK:
-        raise ValueError(f"chunk must be an int in 1..{MAX_CHUNK:,}; got {chunk!r}")
-    if max_simulations is not None and (
-        isinstance(max_simulations, bool) or not isinstance(max_simulations, int) or max_simulations < chunk
-    ):
-        raise ValueError(f"max_simulations must be None or an int >= chunk ({chunk}); got {max_simulations!r}")
+    chunk = check_int("chunk", chunk, 1, MAX_CHUNK)
+    max_simulations = check_int("max_simulations", max_simulations, chunk, optional=True, note=f"(chunk = {chunk})")
     from c4jax.search.options import options_from_kwargs
 
     given = options_from_kwargs(options)  # options= and keywords alike

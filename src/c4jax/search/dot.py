@@ -10,6 +10,7 @@ import math
 
 import mctx
 import numpy as np
+from c4jax.validation import check_int
 
 __all__ = ["tree_to_dot"]
 
@@ -51,13 +52,9 @@ def tree_to_dot(tree: mctx.Tree, batch_index: int = 0, max_depth: int | None = N
         raise ValueError(f"tree must be an mctx.Tree (out.search_tree); got {type(tree).__name__}")
     batched = np.ndim(tree.node_visits) == 2
     size = np.shape(tree.node_visits)[0] if batched else 1
-    if isinstance(batch_index, bool) or not isinstance(batch_index, (int, np.integer)) or not 0 <= batch_index < size:
-        raise ValueError(f"batch_index must be an int in 0..{size - 1}; got {batch_index!r}")
-    ints = (int, np.integer)
-    if max_depth is not None and (isinstance(max_depth, bool) or not isinstance(max_depth, ints) or max_depth < 0):
-        raise ValueError(f"max_depth must be None or an int >= 0; got {max_depth!r}")
-    if isinstance(min_visits, bool) or not isinstance(min_visits, ints) or min_visits < 0:
-        raise ValueError(f"min_visits must be an int >= 0; got {min_visits!r}")
+    batch_index = check_int("batch_index", batch_index, 0, size - 1)
+    max_depth = check_int("max_depth", max_depth, 0, optional=True)
+    min_visits = check_int("min_visits", min_visits, 0)
 
     def row(x):
         x = np.asarray(x)

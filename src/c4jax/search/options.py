@@ -7,9 +7,9 @@ import math
 import types
 from typing import Any, Callable
 
-import numpy as np
 
 from c4jax.values import PRIORS, ROLLOUT_POLICIES
+from c4jax.validation import check_choice, check_int, check_number, plain
 
 __all__ = ["DEFAULT_LANES", "MCTX_RECIPE", "QTRANSFORMS", "SELECTIONS", "SearchOptions", "options_from_kwargs"]
 
@@ -165,51 +165,28 @@ class SearchOptions:
         Raises:
           ValueError: naming the field and its allowed values.
         """
-        def choice(name, allowed):
-            value = getattr(self, name)
-            if value not in allowed:
-                raise ValueError(
-                    f"{name} must be one of {', '.join(map(repr, allowed))}; got {value!r}"
-                )
-
-        choice("selection", SELECTIONS)
-        choice("prior", PRIORS)
-        choice("rollout_policy", ROLLOUT_POLICIES)
-        choice("unvisited_q", UNVISITED_Q)
+        for name, allowed in (("selection", SELECTIONS), ("prior", PRIORS),
+                              ("rollout_policy", ROLLOUT_POLICIES), ("unvisited_q", UNVISITED_Q)):
+            check_choice(name, getattr(self, name), allowed)
+        check_choice("qtransform", self.qtransform, QTRANSFORMS, optional=True)
         qt = self.qtransform
         if qt is None:
             qt = "mix_value" if self.selection == "gumbel" else "min_max"
-        if qt not in QTRANSFORMS:
-            raise ValueError(
-                f"qtransform must be one of {', '.join(map(repr, QTRANSFORMS))} or None; got {qt!r}"
-            )
         for name in ("pb_c_init", "pb_c_base", "uct_c", "dirichlet_alpha"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not v > 0 or not math.isfinite(v):
-                raise ValueError(f"{name} must be a finite number > 0; got {v!r}")
+            check_number(name, getattr(self, name), 0, lo_open=True)
         for name in ("temperature", "gumbel_scale"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not v >= 0 or not math.isfinite(v):
-                raise ValueError(f"{name} must be a finite number >= 0; got {v!r}")
-        if isinstance(self.dirichlet_fraction, bool) or not (
-            isinstance(self.dirichlet_fraction, (int, float)) and 0 <= self.dirichlet_fraction <= 1
-        ):
-            raise ValueError(f"dirichlet_fraction must be in [0, 1]; got {self.dirichlet_fraction!r}")
+            check_number(name, getattr(self, name), 0)
+        check_number("dirichlet_fraction", self.dirichlet_fraction, 0, 1)
         for name in ("value_min", "value_max"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
-                raise ValueError(f"{name} must be a finite number; got {v!r}")
+            check_number(name, getattr(self, name))
         if not (self.value_max > self.value_min):
             raise ValueError(
                 f"value_max must be > value_min; got {self.value_min!r}, {self.value_max!r}"
             )
         lanes = self.lanes
-        for name, lo in (("num_rollouts", 1), ("max_num_considered_actions", 1)):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int) or v < lo:
-                raise ValueError(f"{name} must be an int >= {lo}; got {v!r}")
-        if lanes is not None and (isinstance(lanes, bool) or not isinstance(lanes, int) or lanes < 1):
-            raise ValueError(f"lanes must be None or an int >= 1; got {lanes!r}")
+        for name in ("num_rollouts", "max_num_considered_actions"):
+            check_int(name, getattr(self, name), 1)
+        check_int("lanes", lanes, 1, optional=True)
         for name in ("prior_fn", "value_fn"):
             fn = getattr(self, name)
             if fn is not None and not callable(fn):
@@ -217,9 +194,7 @@ class SearchOptions:
         if not isinstance(self.solver, bool):
             raise ValueError(f"solver must be True or False; got {self.solver!r}")
         for name, lo in (("max_depth", 1), ("capacity", 2)):
-            v = getattr(self, name)
-            if v is not None and (isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= MAX_NODES):
-                raise ValueError(f"{name} must be None or an int in {lo}..{MAX_NODES:,}; got {v!r}")
+            check_int(name, getattr(self, name), lo, MAX_NODES, optional=True)
         if lanes is not None and lanes > 1 and self.selection == "gumbel":
             raise ValueError(
                 f"selection='gumbel' runs one simulation at a time (lanes=1); got lanes={lanes} "
@@ -237,14 +212,6 @@ class SearchOptions:
 
 
 MAX_NODES = 2**31 - 1  # mctx's node indices are int32
-
-
-def python_scalar(v: Any) -> Any:
-    """NumPy scalars (``np.int64(10)``, ``np.float32(1.0)``, ``np.bool_``)
-    as the Python values they hold; anything else unchanged."""
-    if isinstance(v, np.generic) and v.ndim == 0:
-        return v.item()
-    return v
 
 
 def options_from_kwargs(options: dict[str, Any]) -> SearchOptions:
@@ -268,7 +235,7 @@ def options_from_kwargs(options: dict[str, Any]) -> SearchOptions:
         raise ValueError(
             f"unknown option(s) {', '.join(unknown)}; the options are: options, {', '.join(fields)}"
         )
-    values = {k: python_scalar(v) for k, v in options.items()}
+    values = {k: plain(v) for k, v in options.items()}
     if base is not None:
         return dataclasses.replace(base, **values).validated()
     return SearchOptions(**values).validated()

@@ -62,7 +62,7 @@ from c4jax.search import layout
 from c4jax.search.backup import backup
 from c4jax.search.expansion import evaluate_in_turn, expand, share_new_nodes
 from c4jax.search.prng import search_keys
-from c4jax.search.options import SearchOptions, options_from_kwargs, python_scalar
+from c4jax.search.options import SearchOptions, options_from_kwargs
 from c4jax.search.output import SearchOutput, search_output
 from c4jax.search.selection import descend, make_selection
 from c4jax.search.solver import make_solver
@@ -77,6 +77,7 @@ from c4jax.search.tree import (
     same_position,
 )
 from c4jax.values import leaf_value, prior_logits
+from c4jax.validation import check_int
 
 __all__ = ["run_mcts", "MAX_SIMULATIONS"]
 
@@ -249,10 +250,7 @@ def prepare_search(key, env, num_simulations: int, tree, options: dict):
     validated and its ``capacity``, ``max_depth`` and ``lanes`` resolved.  Raises the
     ``ValueError`` s that :func:`run_mcts` documents."""
     opts = options_from_kwargs(options)
-    num_simulations = python_scalar(num_simulations)  # np.int32(10) is 10
-    if (isinstance(num_simulations, bool) or not isinstance(num_simulations, int)
-            or not 1 <= num_simulations <= MAX_SIMULATIONS):
-        raise ValueError(f"num_simulations must be an int in 1..{MAX_SIMULATIONS:,}; got {num_simulations!r}")
+    num_simulations = check_int("num_simulations", num_simulations, 1, MAX_SIMULATIONS)
     if not isinstance(env, Env):
         raise ValueError(f"env must be a c4jax Env (from a game's env_reset/from_moves); got {type(env).__name__}")
     check_fields(env)
