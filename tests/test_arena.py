@@ -220,6 +220,6 @@ def test_games_round_trip_through_json_lines(tmp_path):
     path = tmp_path / "games.jsonl"
     c4jax.write_games(path, r.games)
     assert tuple(c4jax.read_games(path)) == r.games
-    path.write_text('{"game": "TicTacToe()", "x": "a", "o": "b", "result": "maybe", "moves": []}\n')
+    path.write_text('{"game": "tictactoe", "x": "a", "o": "b", "result": "maybe", "moves": []}\n')
     with pytest.raises(ValueError, match="line 1"):
         c4jax.read_games(path)

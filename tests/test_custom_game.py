@@ -49,7 +49,7 @@ def test_the_example_game_is_searched_solved_and_played():
     r = c4jax.arena(jax.random.key(2), c4jax.mcts_player(100), c4jax.random_player(), 4, TTT4.env_reset())
     assert r.num_games == 4 and r.losses == 0
     for g in r.games:
-        assert g.game == repr(TTT4) and 7 <= len(g.moves) <= 16
+        assert (g.game, g.game_params) == ("tictactoe4", ()) and 7 <= len(g.moves) <= 16
 
 
 @dataclasses.dataclass(frozen=True)

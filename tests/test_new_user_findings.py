@@ -205,7 +205,7 @@ def test_a_bad_matplotlib_backend_does_not_stop_the_plot(tmp_path):
 
 
 def _record(**changes):
-    d = {"game": "TicTacToe()", "x": "a", "o": "b", "result": "X", "plies": 5, "start_ply": 0,
+    d = {"game": "tictactoe", "x": "a", "o": "b", "result": "X", "plies": 5, "start_ply": 0,
          "moves": [1, 4, 2, 5, 3]}
     d.update(changes)
     return json.dumps(d)
@@ -222,9 +222,14 @@ def _record(**changes):
         (_record(moves=[1, 4, 2, 5, 3, 6], plies=6), "ended"),
         (_record(start_ply=True), "start_ply"),
         (_record(start_ply=10**30), "start_ply"),
-        (_record(game="Chess()"), "unknown game"),
+        (_record(game="chess"), "game must be one of 'connect4', 'tictactoe'"),
+        (_record(game="Connect4(rows=6, cols=7, connect=4)"), "game must be one of"),
+        (_record(game="connect4", game_params={"rows": 6, "cols": 7, "connect": 9}), "connect must be an int in 3..7"),
+        (_record(game="connect4", game_params={"width": 7}), "takes other parameters"),
+        (_record(game="connect4", game_params=[6, 7]), "game_params must be a JSON object"),
         (_record(x={"a": 1}), "player's name"),
-        (_record(game="Connect4(rows=6, cols=7, connect=4)", moves=[1] * 7, plies=7, result="draw"), "full column"),
+        (_record(game="connect4", game_params={"rows": 6, "cols": 7, "connect": 4}, moves=[1] * 7, plies=7,
+                 result="draw"), "full column"),
     ],
 )
 def test_impossible_game_records_are_refused(tmp_path, line, words):

@@ -180,7 +180,7 @@ def resumed(tmp_path_factory):
     before = out.read_text().splitlines()
     assert 2 <= len(before) < 60, "the run ended before it could be killed"
     with open(out, "a") as f:
-        f.write('{"game": "TicTacToe()", "x": "mcts:16", "o": "mcts')  # a crash mid-write
+        f.write('{"game": "tictactoe", "x": "mcts:16", "o": "mcts')  # a crash mid-write
     r = subprocess.run(args + ["--resume"], env=env, capture_output=True, text=True, timeout=300)
     return before, r, out
 
@@ -399,14 +399,14 @@ def test_bad_flags_give_one_line(tmp_path, tmp_path_factory):
     ]
     cases.append((["--games", "4", "--out", "/dev/null"], "is not a regular file"))
     existing = tmp_path / "old.jsonl"
-    existing.write_text('{"game": "TicTacToe()"}\n')
+    existing.write_text('{"game": "tictactoe"}\n')
     cases.append((["--games", "4", "--out", str(existing)], "exists: pass --resume"))
     cases.append((["--games", "4", "--out", str(existing), "--resume"], "cannot resume from"))
     # --resume on files that are not records (the last line without its
     # newline): refused, and left byte for byte as they were.
     untouched = {}
     for name, text in (("notes.txt", "my notes\nlast line"), ("one.txt", "no newline at all"),
-                       ("cut.jsonl", '{"game": "TicTacToe()"}\nnot a record')):
+                       ("cut.jsonl", '{"game": "tictactoe"}\nnot a record')):
         (tmp_path / name).write_text(text)
         untouched[tmp_path / name] = text
         cases.append((["--games", "4", "--out", str(tmp_path / name), "--resume"], "cannot resume from"))

@@ -27,10 +27,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from c4jax import registry
 from c4jax.devices import compile_game_loop, game_mesh, padded_games, round_up
 from c4jax.env import NO_WINNER, Env
 from c4jax.keys import as_key
 from c4jax.players import Player
+from c4jax.validation import check_int
 
 __all__ = [
     "ArenaResult",
@@ -75,9 +77,10 @@ def elo_difference(score: float) -> float:
 class GameRecord:
     """One game: its moves (0-based actions, from the start position), who
     played X (the first player of the game) and O, and the result: ``"X"``,
-    ``"O"`` or ``"draw"``.  ``start_ply`` is the number of stones already on
-    the board at the start (0: the empty board, so ``moves`` replay with
-    ``from_moves``).
+    ``"O"`` or ``"draw"``.  ``game`` and ``game_params`` name the game
+    (:func:`c4jax.make` rebuilds it from them).  ``start_ply`` is the number
+    of stones already on the board at the start (0: the empty board, so
+    ``moves`` replay with ``from_moves``).
 
     Self-play records (:func:`c4jax.selfplay`) also carry ``index`` (the
     game's number in its run: its key is ``fold_in(key, index)``), ``seed``
@@ -91,6 +94,7 @@ class GameRecord:
     o_player: str
     result: str
     game: str
+    game_params: tuple[tuple[str, Any], ...] = ()
     start_ply: int = 0
     index: int | None = None
     seed: int | None = None
@@ -101,6 +105,7 @@ class GameRecord:
     def to_json(self) -> str:
         d = {
             "game": self.game,
+            **({"game_params": dict(self.game_params)} if self.game_params else {}),
             "x": self.x_player,
             "o": self.o_player,
             "result": self.result,
@@ -130,9 +135,14 @@ class GameRecord:
             isinstance(m, int) and not isinstance(m, bool) and m >= 1 for m in moves
         ):
             raise ValueError(f"moves must be a list of 1-based ints; got {moves!r}"[:120])
+        if not isinstance(d["game"], str):
+            raise ValueError(f"game must be a game's id (a string); got {d['game']!r}"[:120])
+        game_params = d.get("game_params", {})
+        if not (isinstance(game_params, dict)
+                and all(isinstance(v, (str, int, float, bool)) or v is None for v in game_params.values())):
+            raise ValueError(f"game_params must be a JSON object of plain values; got {game_params!r}"[:160])
         start_ply = d.get("start_ply", 0)
-        if isinstance(start_ply, bool) or not isinstance(start_ply, int) or not 0 <= start_ply <= 4096:
-            raise ValueError(f"start_ply must be an int in 0..4096; got {start_ply!r}"[:120])
+        check_int("start_ply", start_ply, 0, 4096)
         for side in ("x", "o"):
             if not isinstance(d[side], str):
                 raise ValueError(f"{side!r} must be a player's name (a string); got {d[side]!r}"[:120])
@@ -167,7 +177,8 @@ class GameRecord:
             x_player=str(d["x"]),
             o_player=str(d["o"]),
             result=d["result"],
-            game=str(d["game"]),
+            game=d["game"],
+            game_params=tuple(sorted(game_params.items())),
             start_ply=start_ply,
             settings=None if settings is None else tuple(sorted(settings.items())),
             index=d.get("index"),
@@ -431,6 +442,7 @@ def play_games(
     moves = np.asarray(state[4])
     run_seconds = time.perf_counter() - t0
     records: list[GameRecord | None] = [None] * num
+    name, params = registry.spec(env.game)
     for slot, g in enumerate(rows):
         if g < 0:
             continue
@@ -440,7 +452,7 @@ def play_games(
         x, o = (player_a.name, player_b.name) if a_is_x else (player_b.name, player_a.name)
         result = "draw" if w == NO_WINNER else ("X" if w == 0 else "O")
         records[g] = GameRecord(
-            moves=seq, x_player=x, o_player=o, result=result, game=repr(env.game),
+            moves=seq, x_player=x, o_player=o, result=result, game=name, game_params=params,
             start_ply=int(env.ply),
         )
     return records, run_seconds, compile_seconds
@@ -481,12 +493,8 @@ def arena(
       ValueError: for an odd, non-positive or over 1,000,000 ``num_games``, a bad key or a bad
         ``batch_size``.
     """
-    if (isinstance(num_games, bool) or not isinstance(num_games, int) or num_games < 2 or num_games % 2
-            or num_games > MAX_GAMES):
-        raise ValueError(f"num_games must be an even int in 2..{MAX_GAMES:,} (sides alternate); got {num_games!r}")
-    batch_size = num_games if batch_size is None else batch_size
-    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 2 or batch_size % 2:
-        raise ValueError(f"batch_size must be an even int >= 2; got {batch_size!r}")
+    num_games = check_int("num_games", num_games, 2, MAX_GAMES, even=True, note="(sides alternate)")
+    batch_size = check_int("batch_size", num_games if batch_size is None else batch_size, 2, even=True)
     if env is None:
         from c4jax import connect4
 
@@ -631,18 +639,8 @@ def records_from_bytes(data: bytes, source) -> list[GameRecord]:
 def _check_replay(record: GameRecord) -> None:
     """ValueError unless the record's moves, played from the empty board of
     its game, are legal and end as its ``result`` says (plain Python)."""
-    from c4jax import connect4, tictactoe
-
+    game = registry.make(record.game, **dict(record.game_params))
     name = record.game
-    if name == repr(tictactoe.GAME):
-        game = tictactoe.GAME
-    else:
-        import re
-
-        m = re.fullmatch(r"Connect4\(rows=(\d+), cols=(\d+), connect=(\d+)\)", name)
-        if not m:
-            raise ValueError(f"unknown game {name[:60]!r}: expected Connect4(rows=.., cols=.., connect=..) or TicTacToe()")
-        game = connect4.make(*(int(x) for x in m.groups()))
     if record.visits is not None:
         for p, (row, move) in enumerate(zip(record.visits, record.moves)):
             if len(row) != game.num_actions:
@@ -651,7 +649,15 @@ def _check_replay(record: GameRecord) -> None:
                 raise ValueError(f"move {p + 1} ({move + 1}) was never visited by the search (visits {row})"[:160])
     if record.start_ply:
         return
-    env = game.from_moves([a + 1 for a in record.moves])  # ValueError names an illegal move
+    if hasattr(game, "from_moves"):
+        env = game.from_moves([a + 1 for a in record.moves])  # ValueError names an illegal move
+    else:  # a game with only the Game contract: step it
+        env = game.env_reset()
+        for p, a in enumerate(record.moves):
+            if bool(env.done) or not 0 <= a < game.num_actions or not bool(game.legal_action_mask(env)[a]):
+                raise ValueError(f"move {p + 1} ({a + 1}) is illegal in {name}"
+                                 f"{' (the game had ended)' if bool(env.done) else ''}")
+            env, _, _ = game.env_step(env, a)
     if record.moves and not bool(env.done):
         result = None  # an unfinished game: the arena never writes one
     else:

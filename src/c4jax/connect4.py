@@ -49,6 +49,7 @@ import numpy as np
 
 from c4jax.env import NO_WINNER, Env, as_action, check_game, empty_board, finish_step, move_list, one_game_or_batch, playout
 from c4jax.keys import as_key
+from c4jax.validation import check_int
 
 __all__ = [
     "Connect4",
@@ -105,6 +106,11 @@ class Connect4:
     @property
     def name(self) -> str:
         return "connect4"
+
+    @property
+    def params(self) -> dict[str, int]:
+        """``make(**params)`` rebuilds this game (:func:`c4jax.make`)."""
+        return {"rows": self.rows, "cols": self.cols, "connect": self.connect}
 
     @property
     def num_actions(self) -> int:
@@ -603,23 +609,11 @@ def make(rows: int = 6, cols: int = 7, connect: int = 4) -> Connect4:
     Raises:
       ValueError: naming the allowed range when a size makes no game.
     """
-    for name, value, lo, hi in (
-        ("rows", rows, MIN_ROWS, MAX_ROWS),
-        ("cols", cols, MIN_COLS, MAX_COLS),
-    ):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-            raise ValueError(f"{name} must be an int in {lo}..{hi}, got {value!r}")
-        if not lo <= value <= hi:
-            raise ValueError(f"{name} must be in {lo}..{hi}, got {value}")
-    hi = max(rows, cols)
-    if isinstance(connect, bool) or not isinstance(connect, (int, np.integer)):
-        raise ValueError(f"connect must be an int in {MIN_CONNECT}..{hi}, got {connect!r}")
-    if not MIN_CONNECT <= connect <= hi:
-        raise ValueError(
-            f"connect must be in {MIN_CONNECT}..{hi} (= max(rows, cols)) "
-            f"for a {rows}x{cols} board, got {connect}"
-        )
-    return _make(int(rows), int(cols), int(connect))
+    rows = check_int("rows", rows, MIN_ROWS, MAX_ROWS)
+    cols = check_int("cols", cols, MIN_COLS, MAX_COLS)
+    connect = check_int("connect", connect, MIN_CONNECT, max(rows, cols),
+                        note=f"(max(rows, cols) for a {rows}x{cols} board)")
+    return _make(rows, cols, connect)
 
 
 _STANDARD = _make(6, 7, 4)

@@ -27,12 +27,14 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from c4jax import registry
 from c4jax.arena import GameRecord
 from c4jax.devices import compile_game_loop, game_mesh, padded_games, round_up
 from c4jax.env import NO_WINNER, Env
 from c4jax.keys import as_key
 from c4jax.players import mcts_player
 from c4jax.search.output import sample_by_visits
+from c4jax.validation import check_int, check_number
 
 __all__ = ["SelfPlayResult", "selfplay", "MAX_GAMES"]
 
@@ -161,13 +163,6 @@ def run_settings(opts, temperature_plies: int, temperature: float) -> tuple[tupl
     return tuple(sorted(d.items()))
 
 
-def _check_int(name: str, value, lo: int, hi: int | None = None) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < lo or (hi is not None and value > hi):
-        allowed = f"an int >= {lo}" if hi is None else f"an int in {lo}..{hi:,}"
-        raise ValueError(f"{name} must be {allowed}; got {value!r}")
-    return int(value)
-
-
 def selfplay(
     key: jax.Array,
     num_simulations: int,
@@ -234,9 +229,9 @@ def selfplay(
         without ``on_batch``, or bad search options
         (named as :func:`c4jax.run_mcts` names them).
     """
-    num_simulations = _check_int("num_simulations", num_simulations, 1)
-    if isinstance(games, (int, np.integer)):  # bools are refused by _check_int
-        indices = list(range(_check_int("games", games, 1, MAX_GAMES)))
+    num_simulations = check_int("num_simulations", num_simulations, 1)
+    if isinstance(games, (int, np.integer)):  # bools are refused by check_int
+        indices = list(range(check_int("games", games, 1, MAX_GAMES)))
     else:
         try:
             indices = list(games)
@@ -247,11 +242,8 @@ def selfplay(
         indices = [int(g) for g in indices]
         if not indices or len(set(indices)) != len(indices) or any(not 0 <= g < MAX_GAMES for g in indices):
             raise ValueError(f"games: the game indices must be distinct ints in 0..{MAX_GAMES - 1:,}, at least one")
-    temperature_plies = _check_int("temperature_plies", temperature_plies, 0)
-    if isinstance(temperature, bool) or not isinstance(temperature, (int, float)) or not (
-        0 < temperature < math.inf
-    ):
-        raise ValueError(f"temperature must be a number > 0; got {temperature!r}")
+    temperature_plies = check_int("temperature_plies", temperature_plies, 0)
+    check_number("temperature", temperature, 0, lo_open=True)
     if env is None:
         from c4jax import connect4
 
@@ -262,7 +254,7 @@ def selfplay(
         raise ValueError("the starting position is a finished game")
     mesh = game_mesh(devices)
     if batch_size is not None:
-        batch_size = _check_int("batch_size", batch_size, 1)
+        batch_size = check_int("batch_size", batch_size, 1)
     opts = search_options(options)  # ValueError for bad options
     player = mcts_player(num_simulations, options=opts)
     key = as_key(key)
@@ -321,12 +313,14 @@ def selfplay(
             winners = np.asarray(state["envs"].winner)
             seconds += time.perf_counter() - t0
             batch = []
+            name, params = registry.spec(game)
             for i, g in enumerate(chunk):
                 n = int(np.sum(moves[i] >= 0))
                 w = int(winners[i])
                 batch.append(GameRecord(
                     moves=tuple(int(m) for m in moves[i, :n]), x_player=player.name, o_player=player.name,
-                    result="draw" if w == NO_WINNER else "XO"[w], game=repr(game), start_ply=int(env.ply),
+                    result="draw" if w == NO_WINNER else "XO"[w], game=name, game_params=params,
+                    start_ply=int(env.ply),
                     index=int(g), seed=seed, settings=stamp, visits=tuple(tuple(int(v) for v in row) for row in visits[i, :n]),
                     values=tuple(float(v) for v in values[i, :n]),
                 ))

@@ -197,20 +197,15 @@ def enable_compilation_cache(path: pathlib.Path | None) -> pathlib.Path | None:
 def make_game(args):
     """The game named by ``--game/--rows/--cols/--connect``; UsageError for a
     bad size (connect4.make's message)."""
-    from c4jax import connect4, tictactoe
+    from c4jax import registry
 
-    sizes = {k: getattr(args, k) for k in ("rows", "cols", "connect")}
-    if args.game == "tictactoe":
-        given = [f"--{k}" for k, v in sizes.items() if v is not None]
-        if given:
-            raise UsageError(f"{'/'.join(given)} {'applies' if len(given) == 1 else 'apply'} to connect4 only, not to tictactoe")
-        return tictactoe.GAME
+    sizes = {k: v for k in ("rows", "cols", "connect") if (v := getattr(args, k)) is not None}
+    if args.game != "connect4" and sizes:
+        given = [f"--{k}" for k in sizes]
+        raise UsageError(f"{'/'.join(given)} {'applies' if len(given) == 1 else 'apply'} to connect4 only, "
+                         f"not to {args.game}")
     try:
-        return connect4.make(
-            6 if sizes["rows"] is None else sizes["rows"],
-            7 if sizes["cols"] is None else sizes["cols"],
-            4 if sizes["connect"] is None else sizes["connect"],
-        )
+        return registry.make(args.game, **sizes)
     except ValueError as e:
         raise UsageError(f"bad board size: {e}") from None
 

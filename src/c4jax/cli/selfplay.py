@@ -8,6 +8,7 @@ import glob
 import os
 import re
 
+from c4jax import registry
 from c4jax.cli.common import (
     Formatter,
     UsageError,
@@ -153,8 +154,13 @@ def _this_run(args, game, options: dict) -> dict:
     from c4jax.selfplay import run_settings, search_options
 
     settings = run_settings(search_options(options), args.temperature_plies, args.temperature)
-    return {"game": repr(game), "player": f"mcts:{args.simulations}", "seed": args.seed,
+    name, params = registry.spec(game)
+    return {"game": (name, params), "player": f"mcts:{args.simulations}", "seed": args.seed,
             "settings": settings, "games": args.games}
+
+
+def _game_label(name: str, params) -> str:
+    return f"{name}({', '.join(f'{k}={v}' for k, v in params)})"
 
 
 def _check_records(where: str, records, run: dict, indices: bool = True, share: tuple[int, int] = (0, 1)) -> None:
@@ -165,10 +171,11 @@ def _check_records(where: str, records, run: dict, indices: bool = True, share: 
     for r in records:
         if r.index is None:
             raise UsageError(f"{where} holds a game without an index: not a file c4jax selfplay wrote")
-        if (r.game, r.x_player, r.seed) != (run["game"], run["player"], run["seed"]):
+        if ((r.game, r.game_params), r.x_player, r.seed) != (run["game"], run["player"], run["seed"]):
+            theirs, ours = _game_label(r.game, r.game_params), _game_label(*run["game"])
             raise UsageError(
-                f"{where} holds games of another run ({r.game}, {r.x_player}, seed {r.seed}; this run: "
-                f"{run['game']}, {run['player']}, seed {run['seed']}): give that run's --game, -n and "
+                f"{where} holds games of another run ({theirs}, {r.x_player}, seed {r.seed}; this run: "
+                f"{ours}, {run['player']}, seed {run['seed']}): give that run's --game, -n and "
                 "--seed, or another --out"
             )
         if r.settings != run["settings"]:

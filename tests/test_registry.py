@@ -1,0 +1,93 @@
+"""The game registry (``c4jax.make``, ``c4jax.register``) and game records that
+name their game by id and parameters."""
+
+from __future__ import annotations
+
+import pathlib
+import sys
+
+import jax
+import pytest
+
+import c4jax
+from c4jax import connect4, registry, tictactoe
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "examples"))
+from tictactoe4 import GAME as TTT4, TicTacToe4  # noqa: E402
+
+
+def test_make_builds_the_built_in_games():
+    assert c4jax.make("connect4") == connect4.make()
+    assert c4jax.make("connect4", rows=8, cols=9, connect=5) == connect4.make(8, 9, 5)
+    assert c4jax.make("tictactoe") == tictactoe.GAME
+    assert registry.spec(connect4.make(8, 9, 5)) == ("connect4", (("cols", 9), ("connect", 5), ("rows", 8)))
+    assert registry.spec(tictactoe.GAME) == ("tictactoe", ())
+
+
+@pytest.mark.parametrize("name, params, words", [
+    ("chess", {}, "game must be one of 'connect4', 'tictactoe'"),
+    ("connect4", {"rows": 2}, "rows must be an int in 3..64; got 2"),
+    ("connect4", {"width": 7}, "takes other parameters"),
+    ("tictactoe", {"rows": 3}, "takes other parameters"),
+])
+def test_make_refuses_unknown_games_and_parameters(name, params, words):
+    with pytest.raises(ValueError, match=words):
+        c4jax.make(name, **params)
+
+
+@pytest.mark.parametrize("name, factory, words", [
+    ("connect4", lambda: TTT4, "built-in"),
+    ("", lambda: TTT4, "letters, digits"),
+    ("a b", lambda: TTT4, "letters, digits"),
+    ("mine", "not a function", "factory must be a function"),
+])
+def test_register_refuses_bad_names_and_factories(name, factory, words):
+    with pytest.raises(ValueError, match=words):
+        c4jax.register(name, factory)
+
+
+@pytest.fixture
+def registered_ttt4():
+    c4jax.register("tictactoe4", TicTacToe4)
+    yield
+    registry._FACTORIES.pop("tictactoe4", None)
+
+
+def test_a_registered_user_game_round_trips_through_selfplay_records(tmp_path, registered_ttt4):
+    assert c4jax.make("tictactoe4") == TTT4 and "tictactoe4" in registry.registered()
+    result = c4jax.selfplay(jax.random.key(0), 32, 2, env=TTT4.env_reset(), devices=1)
+    path = tmp_path / "ttt4.jsonl"
+    c4jax.write_games(path, result.games)
+    back = c4jax.read_games(path)
+    assert back == list(result.games)
+    assert {(g.game, g.game_params) for g in back} == {("tictactoe4", ())}
+    assert all(c4jax.make(g.game, **dict(g.game_params)) == TTT4 for g in back)
+
+
+def test_records_of_a_game_not_registered_are_read_after_registering_it(tmp_path):
+    r = c4jax.arena(jax.random.key(1), c4jax.random_player(), c4jax.random_player(), 2, TTT4.env_reset())
+    path = tmp_path / "ttt4.jsonl"
+    c4jax.write_games(path, r.games)
+    with pytest.raises(ValueError, match="game must be one of .*c4jax.register adds your own"):
+        c4jax.read_games(path)
+    c4jax.register("tictactoe4", TicTacToe4)
+    try:
+        assert [g.moves for g in c4jax.read_games(path)] == [g.moves for g in r.games]
+    finally:
+        registry._FACTORIES.pop("tictactoe4", None)
+
+
+def test_a_registered_name_that_does_not_rebuild_the_game_is_refused(registered_ttt4):
+    c4jax.register("tictactoe4", lambda: tictactoe.GAME)  # replaces the factory: it makes another game
+    with pytest.raises(ValueError, match="does not rebuild"):
+        registry.spec(TTT4)
+
+
+def test_connect4_records_name_the_board_size(tmp_path):
+    env = connect4.make(5, 6, 4).env_reset()
+    r = c4jax.arena(jax.random.key(2), c4jax.random_player(), c4jax.random_player(), 2, env)
+    assert {(g.game, g.game_params) for g in r.games} == {("connect4", (("cols", 6), ("connect", 4), ("rows", 5)))}
+    path = tmp_path / "c4.jsonl"
+    c4jax.write_games(path, r.games)
+    assert '"game": "connect4", "game_params": {"cols": 6, "connect": 4, "rows": 5}' in path.read_text()
+    assert c4jax.read_games(path) == list(r.games)
