@@ -99,7 +99,7 @@ def test_a_solved_root_stops_the_search():
     (dict(seconds=float("nan")), "seconds must be a finite number > 0"),
     (dict(seconds="1"), "seconds must be a finite number > 0"),
     (dict(seconds=1.0, chunk=0), "chunk must be an int in 1"),
-    (dict(seconds=1.0, chunk=64, max_simulations=10), "max_simulations must be None or an int >= chunk"),
+    (dict(seconds=1.0, chunk=64, max_simulations=10), r"max_simulations must be None or an int >= 64 \(chunk = 64\)"),
     (dict(seconds=1.0, selection="gumbel"), "selection='gumbel' cannot run against a clock"),
     (dict(seconds=1.0, lanes=0), "lanes must be None or an int >= 1"),
 ])

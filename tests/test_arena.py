@@ -26,7 +26,7 @@ def act(player, envs, seed=0):
 
 
 def replay(record):
-    game = c4 if record.game.startswith("Connect4") else ttt
+    game = c4jax.make(record.game, **dict(record.game_params))
     env = game.from_moves([m + 1 for m in record.moves])
     assert bool(env.done)
     winner = int(env.winner)

@@ -32,7 +32,8 @@ def _loaded(what: str) -> set[str]:
 
 
 def test_import_c4jax_loads_neither_jax_nor_the_search_nor_the_cli():
-    assert _loaded("import") == {"c4jax", "c4jax.xla_flags"}
+    # c4jax.validation: the flags' checks (plain Python, no imports of its own)
+    assert _loaded("import") == {"c4jax", "c4jax.xla_flags", "c4jax.validation"}
 
 
 def test_the_whole_public_api_loads_without_the_cli():

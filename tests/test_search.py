@@ -679,7 +679,7 @@ def test_bad_options_raise_value_errors_naming_allowed_values():
         c4jax.run_mcts(key, env, 10, solver=1)
     with pytest.raises(ValueError, match="temperature must be a finite number >= 0"):
         c4jax.run_mcts(key, env, 10, temperature=True)
-    with pytest.raises(ValueError, match=r"dirichlet_fraction must be in \[0, 1\]"):
+    with pytest.raises(ValueError, match=r"dirichlet_fraction must be a number in \[0, 1\]"):
         c4jax.run_mcts(key, env, 10, dirichlet_fraction=True)
     with pytest.raises(ValueError, match=r"max_depth must be None or an int in 1\.\.42"):
         c4jax.run_mcts(key, env, 10, max_depth=10**9)

@@ -91,7 +91,7 @@ def test_a_game_depends_on_its_index_only(run):
         (dict(games=0), "games must be an int in 1"),
         (dict(games=[1, 1]), "distinct"),
         (dict(games=[1.5]), "must be ints"),
-        (dict(temperature=0.0), "temperature must be a number > 0"),
+        (dict(temperature=0.0), "temperature must be a finite number > 0"),
         (dict(temperature_plies=-1), "temperature_plies"),
         (dict(devices=99), "devices must be an int in 1.."),
         (dict(batch_size=0), "batch_size"),
@@ -241,7 +241,7 @@ def test_merge_joins_the_parts_of_the_run_on_its_command_line(run, tmp_path, cap
         c4jax.write_games(tmp_path / names[1], [change(g) for g in games if g.index % 2])
 
     write_parts(lambda g: dataclasses.replace(g, seed=7))
-    assert "holds games of another run (TicTacToe(), mcts:16, seed 7; this run: TicTacToe(), mcts:16, seed 0)" in (
+    assert "holds games of another run (tictactoe, mcts:16, seed 7; this run: tictactoe, mcts:16, seed 0)" in (
         _one_line(capsys, merge))
     # Each part holds its own process's share (index % N == I).
     c4jax.write_games(tmp_path / names[0], [g for g in games if g.index % 2])
@@ -249,8 +249,8 @@ def test_merge_joins_the_parts_of_the_run_on_its_command_line(run, tmp_path, cap
     assert "part-0-of-2' holds game 1, which process 1 of 2 plays, not process 0" in _one_line(capsys, merge)
     write_parts()
     for extra, what in (
-        (["--seed", "1"], "seed 0; this run: TicTacToe(), mcts:16, seed 1"),
-        (["-n", "8"], "(TicTacToe(), mcts:16, seed 0; this run: TicTacToe(), mcts:8, seed 0)"),
+        (["--seed", "1"], "seed 0; this run: tictactoe, mcts:16, seed 1"),
+        (["-n", "8"], "(tictactoe, mcts:16, seed 0; this run: tictactoe, mcts:8, seed 0)"),
         (["--temperature", "0.5"], "sampling_temperature 1.0 there, 0.5 here"),
         (["--temperature-plies", "3"], "temperature_plies 2 there, 3 here"),
         (["--games", "6"], "the parts: game 7 is beyond this run's --games 6 (indices 0..5): give that run's --games (at least 8)"),
@@ -325,7 +325,7 @@ def test_resume_refuses_a_part_file_of_another_process(run, tmp_path, capsys):
     part = tmp_path / "g.jsonl.part-0-of-2"
     games = [dataclasses.replace(g, seed=0) for g in run.games]
     c4jax.write_games(part, games[:2])
-    this_run = {"game": games[0].game, "player": games[0].x_player, "seed": 0, "settings": games[0].settings,
+    this_run = {"game": (games[0].game, games[0].game_params), "player": games[0].x_player, "seed": 0, "settings": games[0].settings,
                 "games": GAMES}
     with pytest.raises(UsageError, match="holds game 1, which process 1 of 2 plays, not process 0"):
         _existing(str(part), this_run, (0, 2), None)

@@ -160,7 +160,7 @@ def _this_run(args, game, options: dict) -> dict:
 
 
 def _game_label(name: str, params) -> str:
-    return f"{name}({', '.join(f'{k}={v}' for k, v in params)})"
+    return f"{name}({', '.join(f'{k}={v}' for k, v in params)})" if params else name
 
 
 def _check_records(where: str, records, run: dict, indices: bool = True, share: tuple[int, int] = (0, 1)) -> None:
