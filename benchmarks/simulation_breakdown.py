@@ -1,0 +1,89 @@
+"""Where a simulation's time goes: the search with its parts switched on one by one.
+
+Connect 4 from the empty board, on ONE device (one core), at batch 1 (1,000
+simulations) and at a batch (default 256 x 200, searched in blocks as every
+batch is: one core's share of a batch split over the cores).  Each row adds one
+part to the row above it; the difference is that part's cost:
+
+  tree         PUCT descent, expansion and backup; no solver, leaf value 0
+  + solver     the solver's proofs and bounds
+  + rollouts   one uniform random rollout per leaf (OpenSpiel's work per simulation)
+  + prior      the heuristic prior (win, else block)
+  = defaults   + the heuristic rollout policy: run_mcts's defaults
+
+The programs are compiled first (compile seconds reported apart) and then
+called in turn, ``--repeats`` rounds, so that a drift in the machine's speed
+hits every row alike; medians.
+
+Run:  C4JAX_CPU_DEVICES=1 python benchmarks/simulation_breakdown.py [--batch 256] [--repeats 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import time
+
+os.environ.setdefault("C4JAX_CPU_DEVICES", "1")
+
+import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+
+from c4jax import connect4  # noqa: E402
+from c4jax.search.search import lower_search, prepare_search  # noqa: E402
+
+
+def _zero(key, env):
+    return jnp.float32(0)
+
+
+ROWS = (
+    ("tree", dict(prior="uniform", solver=False, value_fn=_zero)),
+    ("+ solver", dict(prior="uniform", value_fn=_zero)),
+    ("+ rollouts (uniform)", dict(prior="uniform", rollout_policy="uniform")),
+    ("+ prior (heuristic)", dict(rollout_policy="uniform")),
+    ("= defaults", dict()),
+)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--batch", type=int, default=256)
+    ap.add_argument("--batch-sims", type=int, default=200)
+    ap.add_argument("--single-sims", type=int, default=1000)
+    ap.add_argument("--repeats", type=int, default=5)
+    args = ap.parse_args()
+    print(f"jax {jax.__version__}, {jax.device_count()} device(s), {os.cpu_count()} cores")
+    shapes = ((1, args.single_sims), (args.batch, args.batch_sims))
+    programs = {}
+    for b, n in shapes:
+        env = connect4.env_reset()
+        if b > 1:
+            env = jax.tree.map(lambda x: jnp.broadcast_to(x, (b,) + x.shape), env)
+        for name, opts in ROWS:
+            keys, envs, tree, o, _ = prepare_search(jax.random.key(0), env, n, None, dict(opts))
+            t0 = time.perf_counter()
+            fn = lower_search(keys, envs, tree, o, n).compile()
+            args_ = (keys, envs, tree, jnp.int32(n))
+            jax.block_until_ready(fn(*args_))
+            programs[(b, n, name)] = (fn, args_, time.perf_counter() - t0)
+    times = {k: [] for k in programs}
+    for _ in range(args.repeats):
+        for k, (fn, a, _) in programs.items():
+            t0 = time.perf_counter()
+            jax.block_until_ready(fn(*a))
+            times[k].append(time.perf_counter() - t0)
+    for b, n in shapes:
+        print(f"\nbatch {b} x {n} simulations, one device")
+        print(f"| part | us per simulation per game | added | compile + first call |")
+        print("|---|---:|---:|---:|")
+        prev = 0.0
+        for name, _ in ROWS:
+            us = statistics.median(times[(b, n, name)]) / (b * n) * 1e6
+            print(f"| {name} | {us:.2f} | {us - prev:+.2f} | {programs[(b, n, name)][2]:.1f} s |")
+            prev = us
+
+
+if __name__ == "__main__":
+    main()
