@@ -91,3 +91,14 @@ def test_connect4_records_name_the_board_size(tmp_path):
     c4jax.write_games(path, r.games)
     assert '"game": "connect4", "game_params": {"cols": 6, "connect": 4, "rows": 5}' in path.read_text()
     assert c4jax.read_games(path) == list(r.games)
+
+
+def test_selfplay_records_of_tiny_budgets_read_back(tmp_path, registered_ttt4):
+    # With 2 simulations the solver plays moves the search never visited (it
+    # rules out the visited ones it proves worse); their records read back.
+    result = c4jax.selfplay(jax.random.key(0), 2, 64, env=TTT4.env_reset(), devices=1)
+    assert any(row[m] == 0 for g in result.games for row, m in zip(g.visits, g.moves))
+    path = tmp_path / "tiny.jsonl"
+    c4jax.write_games(path, result.games)
+    assert c4jax.read_games(path) == list(result.games)
+

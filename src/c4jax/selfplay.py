@@ -262,6 +262,7 @@ def selfplay(
     # run's remainder compiles nothing new); by default, all games up to 1,024.
     rows = round_up(batch_size or min(1024, len(indices)), mesh)
     game = env.game
+    game_name, game_params = registry.spec(game)  # ValueError before any game is played
     # What the compiled game loop depends on besides shapes and devices.
     settings = ("selfplay", num_simulations, opts, temperature_plies, float(temperature), game,
                 str(jax.random.key_impl(key)))
@@ -313,13 +314,12 @@ def selfplay(
             winners = np.asarray(state["envs"].winner)
             seconds += time.perf_counter() - t0
             batch = []
-            name, params = registry.spec(game)
             for i, g in enumerate(chunk):
                 n = int(np.sum(moves[i] >= 0))
                 w = int(winners[i])
                 batch.append(GameRecord(
                     moves=tuple(int(m) for m in moves[i, :n]), x_player=player.name, o_player=player.name,
-                    result="draw" if w == NO_WINNER else "XO"[w], game=name, game_params=params,
+                    result="draw" if w == NO_WINNER else "XO"[w], game=game_name, game_params=game_params,
                     start_ply=int(env.ply),
                     index=int(g), seed=seed, settings=stamp, visits=tuple(tuple(int(v) for v in row) for row in visits[i, :n]),
                     values=tuple(float(v) for v in values[i, :n]),

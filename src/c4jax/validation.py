@@ -103,8 +103,9 @@ def check_choice(name: str, value: Any, allowed: Iterable[Any], *, optional: boo
       ValueError: ``"<name> must be one of 'a', 'b'[ or None]; got v"``.
     """
     allowed = tuple(allowed)
-    if (optional and value is None) or (isinstance(value, str) and value in allowed) or (
-            not isinstance(value, str) and any(value is a or (type(value) is type(a) and value == a) for a in allowed)):
+    value = plain(value)
+    # Same type and value: 1 is not True, and 1.0 is not "1".
+    if (optional and value is None) or any(type(value) is type(a) and value == a for a in allowed):
         return value
     names = ", ".join(map(repr, allowed))
     raise ValueError(f"{name} must be one of {names}{' or None' if optional else ''}; got {_got(value)}")

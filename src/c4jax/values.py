@@ -45,10 +45,6 @@ _NEG = float(jnp.finfo(jnp.float32).min)
 _BIG = 1e30  # |prior logit| a prior_fn's infinities become (finite, above any softmax gap)
 
 
-def _check(name: str, value: str, allowed: tuple[str, ...]) -> None:
-    check_choice(name, value, allowed)
-
-
 def prior_logits(
     env: Env, prior: Literal["uniform", "heuristic"] = "uniform", prior_fn: Callable | None = None
 ) -> jax.Array:
@@ -75,7 +71,7 @@ def prior_logits(
         callable or returns another shape, or an ``env`` that is not an
         :class:`Env` (checked at trace time).
     """
-    _check("prior", prior, PRIORS)
+    check_choice("prior", prior, PRIORS)
     _check_callable("prior_fn", prior_fn)
     _check_env(env)
     if env.batch_shape:
@@ -163,7 +159,7 @@ def leaf_value(
         not an int >= 1, a ``value_fn`` that is not callable or returns
         another shape, a bad key or an ``env`` that is not an :class:`Env`.
     """
-    _check("rollout_policy", rollout_policy, ROLLOUT_POLICIES)
+    check_choice("rollout_policy", rollout_policy, ROLLOUT_POLICIES)
     num_rollouts = check_int("num_rollouts", num_rollouts, 1)
     _check_callable("value_fn", value_fn)
     _check_env(env)
@@ -207,8 +203,8 @@ def make_root_fn(
     ``invalid_actions = ~vmap(env.game.legal_action_mask)(env)``.
     ``prior_fn``, ``value_fn``: as :func:`prior_logits` and :func:`leaf_value`.
     """
-    _check("prior", prior, PRIORS)
-    _check("rollout_policy", rollout_policy, ROLLOUT_POLICIES)
+    check_choice("prior", prior, PRIORS)
+    check_choice("rollout_policy", rollout_policy, ROLLOUT_POLICIES)
     _check_callable("prior_fn", prior_fn)
     _check_callable("value_fn", value_fn)
 
@@ -246,8 +242,8 @@ def make_recurrent_fn(
     Row ``b`` evaluates with ``jax.random.split(rng_key, B)[b]``.
     ``prior_fn``, ``value_fn``: as :func:`prior_logits` and :func:`leaf_value`.
     """
-    _check("prior", prior, PRIORS)
-    _check("rollout_policy", rollout_policy, ROLLOUT_POLICIES)
+    check_choice("prior", prior, PRIORS)
+    check_choice("rollout_policy", rollout_policy, ROLLOUT_POLICIES)
     _check_callable("prior_fn", prior_fn)
     _check_callable("value_fn", value_fn)
 
