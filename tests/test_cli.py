@@ -232,9 +232,11 @@ def test_ctrl_c_while_the_ai_thinks_exits_cleanly(cli_env):
     with its summary and exit code 0, not an abort of the interpreter's
     shutdown while XLA threads run (found by a fresh-user test: SIGABRT,
     exit 134)."""
-    t = Terminal(cli_env, "--game", "tictactoe", "-n", "100000", "--seed", "2", "--first", "ai")
+    # Connect 4 from the empty board: 30 s of thinking end only by Ctrl-C (a
+    # solved root, as tic-tac-toe's soon is, would end the search first).
+    t = Terminal(cli_env, "--think", "30", "--seed", "2", "--first", "ai")
     t.child.expect(r"X to move \(ply 0\)")  # the board is shown, the AI's first search begins
-    time.sleep(1.0)  # the AI is compiling or searching its 100,000 simulations
+    time.sleep(1.0)  # the AI is compiling or searching
     t.child.sendintr()
     idx, text = t.wait()
     assert idx == 1
