@@ -225,7 +225,7 @@ def _record(**changes):
         (_record(game="chess"), "game must be one of 'connect4', 'tictactoe'"),
         (_record(game="Connect4(rows=6, cols=7, connect=4)"), "game must be one of"),
         (_record(game="connect4", game_params={"rows": 6, "cols": 7, "connect": 9}), "connect must be an int in 3..7"),
-        (_record(game="connect4", game_params={"width": 7}), "takes other parameters"),
+        (_record(game="connect4", game_params={"width": 7}), "takes the parameters rows, cols, connect"),
         (_record(game="connect4", game_params=[6, 7]), "game_params must be a JSON object"),
         (_record(x={"a": 1}), "player's name"),
         (_record(game="connect4", game_params={"rows": 6, "cols": 7, "connect": 4}, moves=[1] * 7, plies=7,

@@ -27,8 +27,8 @@ def test_make_builds_the_built_in_games():
 @pytest.mark.parametrize("name, params, words", [
     ("chess", {}, "game must be one of 'connect4', 'tictactoe'"),
     ("connect4", {"rows": 2}, "rows must be an int in 3..64; got 2"),
-    ("connect4", {"width": 7}, "takes other parameters"),
-    ("tictactoe", {"rows": 3}, "takes other parameters"),
+    ("connect4", {"width": 7}, r"takes the parameters rows, cols, connect; got \['width'\]"),
+    ("tictactoe", {"rows": 3}, r"takes no parameters; got \['rows'\]"),
 ])
 def test_make_refuses_unknown_games_and_parameters(name, params, words):
     with pytest.raises(ValueError, match=words):
@@ -78,7 +78,13 @@ def test_records_of_a_game_not_registered_are_read_after_registering_it(tmp_path
 
 
 def test_a_registered_name_that_does_not_rebuild_the_game_is_refused(registered_ttt4):
-    c4jax.register("tictactoe4", lambda: tictactoe.GAME)  # replaces the factory: it makes another game
+    import dataclasses
+
+    @dataclasses.dataclass(frozen=True)
+    class Other(TicTacToe4):  # named "tictactoe4" too, but another game
+        pass
+
+    c4jax.register("tictactoe4", Other)  # replaces the factory: it makes another game
     with pytest.raises(ValueError, match="does not rebuild"):
         registry.spec(TTT4)
 
@@ -102,3 +108,80 @@ def test_selfplay_records_of_tiny_budgets_read_back(tmp_path, registered_ttt4):
     c4jax.write_games(path, result.games)
     assert c4jax.read_games(path) == list(result.games)
 
+
+
+@pytest.mark.parametrize("call, words", [
+    (lambda: c4jax.make("connect4", foo=1), r"game 'connect4' takes the parameters rows, cols, connect; got \['foo'\]"),
+    (lambda: c4jax.make("tictactoe", size=3), r"game 'tictactoe' takes no parameters; got \['size'\]"),
+    (lambda: c4jax.make("connect4", name="x"), r"takes the parameters rows, cols, connect; got \['name'\]"),
+])
+def test_make_names_the_parameters_a_game_takes(call, words):
+    with pytest.raises(ValueError, match=words):
+        call()
+
+
+def test_make_refuses_a_factory_that_returns_no_game_of_its_name():
+    for name, factory in (("retnone", lambda: None), ("alias", TicTacToe4), ("other", lambda: tictactoe.GAME)):
+        c4jax.register(name, factory)
+        try:
+            with pytest.raises(ValueError, match=f"the factory of game '{name}' returned .*, not a game named '{name}'"):
+                c4jax.make(name)
+        finally:
+            registry._FACTORIES.pop(name, None)
+    with pytest.raises(ValueError, match="differs only in case from"):
+        c4jax.register("Connect4", TicTacToe4)
+
+
+def test_a_factory_error_is_the_factorys_own():
+    def broken():
+        return len(5)
+
+    c4jax.register("broken", broken)
+    try:
+        with pytest.raises(TypeError, match="has no len"):  # not reported as a parameter problem
+            c4jax.make("broken")
+    finally:
+        registry._FACTORIES.pop("broken", None)
+
+
+def test_game_params_must_be_plain_values_for_the_records():
+    import dataclasses
+
+    @dataclasses.dataclass(frozen=True)
+    class Shaped(TicTacToe4):
+        @property
+        def params(self):
+            return {"shape": (4, 4)}
+
+    with pytest.raises(ValueError, match="params must map names to plain values"):
+        registry.spec(Shaped())
+
+
+@pytest.mark.parametrize("changes, words", [
+    (dict(result="maybe"), "result must be 'X', 'O' or 'draw'"),
+    (dict(game=7), "game must be a game's id"),
+    (dict(moves=(0, 0)), "occupied"),
+    (dict(moves=(), result="draw"), "the moves give 'an unfinished game'"),
+])
+def test_write_games_refuses_what_read_games_would(tmp_path, changes, words):
+    import dataclasses
+
+    good = c4jax.GameRecord(moves=(0, 3, 1, 4, 2), x_player="a", o_player="b", result="X", game="tictactoe")
+    path = tmp_path / "g.jsonl"
+    path.write_text("kept\n")
+    with pytest.raises(ValueError, match=f"games\\[1\\]: .*{words}"):
+        c4jax.write_games(path, [good, dataclasses.replace(good, **changes)])
+    assert path.read_text() == "kept\n"  # nothing written
+    with pytest.raises(ValueError, match="games must be an iterable of GameRecord"):
+        c4jax.write_games(path, None)
+
+
+def test_selfplay_seed_is_a_record_seed():
+    for seed in (-1, True, 2**32):
+        with pytest.raises(ValueError, match=r"seed must be None or an int in 0\.\.4,294,967,295"):
+            c4jax.selfplay(jax.random.key(0), 8, 2, env=tictactoe.env_reset(), seed=seed)
+
+
+def test_lanes_have_an_upper_bound():
+    with pytest.raises(ValueError, match=r"lanes must be None or an int in 1\.\.1024; got 1000000000"):
+        c4jax.run_mcts(jax.random.key(0), connect4.env_reset(), 16, lanes=10**9)

@@ -578,20 +578,33 @@ def _summarise(player_a, player_b, records, a_first, first_mover, seconds, compi
 def write_games(path, games: Iterable[GameRecord]) -> None:
     """Writes games as JSON lines (moves 1-based, as ``from_moves`` takes them).
 
-    Every record is checked and encoded before the file is opened, so bad
+    Every record is encoded and checked as :func:`read_games` checks it (a
+    game not registered yet: its fields only) before the file is opened, so that what is written reads back, and bad
     input never truncates an existing file.
 
     Raises:
-      ValueError: ``games`` is not an iterable of :class:`GameRecord`.
+      ValueError: ``games`` is not an iterable of :class:`GameRecord`, or a
+        record that :func:`read_games` would refuse (naming its index).
       OSError: the file cannot be written.
     """
     if isinstance(games, GameRecord):
         raise ValueError("games must be an iterable of GameRecord (a list); got one GameRecord: wrap it in a list")
+    try:
+        games = list(games)
+    except TypeError:
+        raise ValueError(f"games must be an iterable of GameRecord (a list); got {type(games).__name__}") from None
     lines = []
     for i, g in enumerate(games):
         if not isinstance(g, GameRecord):
             raise ValueError(f"games[{i}] is not a GameRecord; got {type(g).__name__}")
-        lines.append(g.to_json() + "\n")
+        try:
+            line = g.to_json()
+            record = GameRecord.from_json(line)
+            if record.game in registry.registered():  # a game not registered yet is replayed on reading
+                _check_replay(record)
+        except (ValueError, TypeError, RecursionError) as e:
+            raise ValueError(f"games[{i}]: {e}"[:300]) from None
+        lines.append(line + "\n")
     with open(path, "w", encoding="utf-8") as f:
         f.writelines(lines)
 
@@ -600,16 +613,18 @@ def read_games(path) -> list[GameRecord]:
     """Reads games written by :func:`write_games` or ``c4jax selfplay`` (whose
     records also carry ``index``, ``seed``, ``visits`` and ``values``).
 
-    Each record is replayed: its game must be one c4jax plays (the ``repr``
-    of a :class:`~c4jax.connect4.Connect4` or ``TicTacToe()``), its moves legal
+    Each record is replayed: its game is rebuilt with :func:`c4jax.make`
+    from its ``game`` and ``game_params`` (a game of your own: register it
+    first, :func:`c4jax.register`), its moves must be legal
     from the empty board (records of games from another start, ``start_ply >
     0``, are checked for their fields only), and its ``result`` the result of
     those moves.
 
     Raises:
       ValueError: on a malformed or impossible record (for self-play
-        records also visit counts of the wrong length), naming the file and the line (also for a file that
-        is not UTF-8 text).
+        records also visit counts of the wrong length), naming the file and
+        the line (also for a file that is not UTF-8 text).
+      OSError: the file cannot be read.
     """
     with open(path, "rb") as f:
         return records_from_bytes(f.read(), path)
@@ -657,7 +672,7 @@ def _check_replay(record: GameRecord) -> None:
                 raise ValueError(f"move {p + 1} ({a + 1}) is illegal in {name}"
                                  f"{' (the game had ended)' if bool(env.done) else ''}")
             env, _, _ = game.env_step(env, a)
-    if record.moves and not bool(env.done):
+    if not bool(env.done):
         result = None  # an unfinished game: the arena never writes one
     else:
         w = int(env.winner)

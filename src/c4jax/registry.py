@@ -11,6 +11,7 @@ A game object reports its id as ``game.name`` and its parameters as
 
 from __future__ import annotations
 
+import inspect
 import re
 from typing import Any, Callable
 
@@ -19,10 +20,10 @@ from c4jax.validation import check_choice
 __all__ = ["make", "register", "registered", "spec"]
 
 
-def _connect4(**params):
+def _connect4(rows=6, cols=7, connect=4):
     from c4jax import connect4
 
-    return connect4.make(**params)
+    return connect4.make(rows, cols, connect)
 
 
 def _tictactoe():
@@ -48,8 +49,8 @@ def register(name: str, factory: Callable[..., Any]) -> None:
     """
     if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9_.\-]{1,64}", name):
         raise ValueError(f"name must be 1 to 64 letters, digits, '_', '-' or '.'; got {name!r}"[:120])
-    if name in _BUILT_IN:
-        raise ValueError(f"name {name!r} is a built-in game; choose another name")
+    if name.lower() in _BUILT_IN:
+        raise ValueError(f"name {name!r} is (or differs only in case from) a built-in game; choose another name")
     if not callable(factory):
         raise ValueError(f"factory must be a function (**params) -> game; got {type(factory).__name__}")
     _FACTORIES[name] = factory
@@ -60,22 +61,41 @@ def registered() -> tuple[str, ...]:
     return tuple(sorted(_FACTORIES))
 
 
-def make(name: str, **params: Any):
+def _parameters(factory) -> str:
+    """The keyword parameters ``factory`` takes, for a message."""
+    try:
+        names = [p.name for p in inspect.signature(factory).parameters.values()
+                 if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+    except (TypeError, ValueError):
+        return "other parameters"
+    return f"the parameters {', '.join(names)}" if names else "no parameters"
+
+
+def make(name: str, /, **params: Any):
     """The game ``name`` with ``params`` (``make("connect4", rows=6, cols=7,
     connect=4)``, ``make("tictactoe")``, a registered game).
 
     Raises:
-      ValueError: an unknown name (naming the registered ones) or parameters
-        the game's factory refuses.
+      ValueError: an unknown name (naming the registered ones), parameters
+        the game's factory does not take (naming those it takes) or refuses,
+        or a factory that returns something whose ``name`` is not ``name``.
     """
     try:
         check_choice("game", name, registered())
     except ValueError as e:
         raise ValueError(f"{e} (c4jax.register adds your own)") from None
+    factory = _FACTORIES[name]
     try:
-        return _FACTORIES[name](**params)
-    except TypeError as e:
-        raise ValueError(f"game {name!r} takes other parameters than {sorted(params)}: {e}") from None
+        inspect.signature(factory).bind(**params)
+    except TypeError:
+        raise ValueError(f"game {name!r} takes {_parameters(factory)}; got {sorted(params)}") from None
+    except ValueError:  # no signature to check (a builtin): the call decides
+        pass
+    game = factory(**params)
+    if getattr(game, "name", None) != name or not callable(getattr(game, "env_reset", None)):
+        raise ValueError(f"the factory of game {name!r} returned {game!r}"[:120]
+                         + f", not a game named {name!r} (a c4jax.env.Game)")
+    return game
 
 
 def spec(game) -> tuple[str, tuple[tuple[str, Any], ...]]:
@@ -85,14 +105,19 @@ def spec(game) -> tuple[str, tuple[tuple[str, Any], ...]]:
     records are read back after :func:`register`).
 
     Raises:
-      ValueError: ``game.name`` is not a str, or it is registered and
-        ``make`` does not rebuild ``game`` from its params.
+      ValueError: ``game.name`` is not a str, a parameter is not a plain
+        JSON value, or the name is registered and ``make`` does not rebuild
+        ``game`` from its params.
     """
     name = getattr(game, "name", None)
     if not isinstance(name, str):
         raise ValueError(f"a game's name must be a str; got {name!r} for {game!r}"[:160])
     params = tuple(sorted(dict(getattr(game, "params", None) or {}).items()))
+    for key, value in params:
+        if not isinstance(key, str) or not (isinstance(value, (str, int, float, bool)) or value is None):
+            raise ValueError(f"a game's params must map names to plain values (str, int, float, bool, "
+                             f"None) for its records; got {key!r}: {value!r} in {game!r}"[:200])
     if name in _FACTORIES and make(name, **dict(params)) != game:
-        raise ValueError(f"make({name!r}, **{params!r}) does not rebuild {game!r}: its factory and "
+        raise ValueError(f"make({name!r}, **{dict(params)!r}) does not rebuild {game!r}: its factory and "
                          "its params disagree")
     return name, params

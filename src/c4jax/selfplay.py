@@ -202,7 +202,8 @@ def selfplay(
         devices (padding rows are finished games that never move); one
         compiled program serves every call with the same batch size.
         Default: all the games, up to 1,024.
-      seed: stamped on every record (``"seed"``), for a resumed run to check
+      seed: ``None`` or an int in ``0..2**32 - 1``, stamped on every record
+        (``"seed"``), for a resumed run to check
         that it continues the same run (with :func:`run_settings`, stamped
         as ``"settings"``).
       on_batch: called with each batch's records (in index order) once the
@@ -243,6 +244,7 @@ def selfplay(
         if not indices or len(set(indices)) != len(indices) or any(not 0 <= g < MAX_GAMES for g in indices):
             raise ValueError(f"games: the game indices must be distinct ints in 0..{MAX_GAMES - 1:,}, at least one")
     temperature_plies = check_int("temperature_plies", temperature_plies, 0)
+    seed = check_int("seed", seed, 0, 2**32 - 1, optional=True)
     check_number("temperature", temperature, 0, lo_open=True)
     if env is None:
         from c4jax import connect4

@@ -18,6 +18,7 @@ QTRANSFORMS = ("min_max", "parent_and_siblings", "mix_value")
 UNVISITED_Q = ("loss", "parent")
 # Simulations per step on one tree for PUCT and UCT (SearchOptions.lanes).
 DEFAULT_LANES = 4
+MAX_LANES = 1024  # simulations of one search step: more only exhausts memory
 # mctx's recipe (uniform prior, one uniformly random rollout per leaf, one
 # simulation at a time, an unvisited action scored as a loss): with these and
 # solver=False, run_mcts builds mctx.muzero_policy's tree wherever mctx's
@@ -102,7 +103,8 @@ class SearchOptions:
       the cost of a step.  Lanes that step the same unexpanded edge share the
       new node; the root's visit count still grows by exactly
       ``num_simulations`` (the last step runs fewer lanes if ``lanes`` does
-      not divide it).  1: one simulation at a time (mctx's search).
+      not divide it).  1: one simulation at a time (mctx's search); at
+      most :data:`MAX_LANES`.
       ``None`` (default): :data:`DEFAULT_LANES` (4) for one game (or a
       batch of one) with PUCT or UCT; 1 for a batch of several games, where
       the batch already fills the vector width (batch 64 x 200 simulations:
@@ -186,7 +188,7 @@ class SearchOptions:
         lanes = self.lanes
         for name in ("num_rollouts", "max_num_considered_actions"):
             check_int(name, getattr(self, name), 1)
-        check_int("lanes", lanes, 1, optional=True)
+        check_int("lanes", lanes, 1, MAX_LANES, optional=True)
         for name in ("prior_fn", "value_fn"):
             fn = getattr(self, name)
             if fn is not None and not callable(fn):
