@@ -101,7 +101,7 @@ def test_a_solved_root_stops_the_search():
     (dict(seconds=1.0, chunk=0), "chunk must be an int in 1"),
     (dict(seconds=1.0, chunk=64, max_simulations=10), r"max_simulations must be None or an int >= 64 \(chunk = 64\)"),
     (dict(seconds=1.0, selection="gumbel"), "selection='gumbel' cannot run against a clock"),
-    (dict(seconds=1.0, lanes=0), "lanes must be None or an int >= 1"),
+    (dict(seconds=1.0, lanes=0), "lanes must be None or an int in 1..1024"),
 ])
 def test_bad_arguments_raise_value_errors(kwargs, match):
     with pytest.raises(ValueError, match=match):

@@ -131,7 +131,7 @@ def test_lanes_spread_over_the_root_moves():
 def test_bad_lanes_raise_value_errors():
     env = c4.env_reset()
     for bad in (0, -1, 2.0, True, "4"):
-        with pytest.raises(ValueError, match="lanes must be None or an int >= 1"):
+        with pytest.raises(ValueError, match="lanes must be None or an int in 1..1024"):
             c4jax.run_mcts(jax.random.key(0), env, 10, lanes=bad)
     with pytest.raises(ValueError, match="gumbel.*lanes=1"):
         c4jax.run_mcts(jax.random.key(0), env, 10, selection="gumbel", lanes=4)
