@@ -157,7 +157,7 @@ def action_histogram(out: pathlib.Path, keys: int, sims: int) -> pathlib.Path:
         ax.legend(budget_handles, [f"{budgets[0]} simulations (left, hatched)",
                                    f"{budgets[1]} simulations (right)"], loc="upper right", fontsize=8)
     fig.suptitle(f"Which move does c4jax's MCTS pick? {keys} searches, keys split(key(0), {keys}), "
-                 "mctx's recipe (defaults before issue 9); bars: 95% Wilson intervals", fontsize=11)
+                 "mctx's recipe (c4jax.MCTX_RECIPE); bars: 95% Wilson intervals", fontsize=11)
     path = out / "action_histogram.png"
     fig.savefig(path, dpi=120)
     plt.close(fig)
@@ -301,7 +301,7 @@ def strength_plot(entries: dict, out: pathlib.Path) -> pathlib.Path:
     ax2.set_ylabel(f"Elo of MCTS(n) minus MCTS({opp})")
     ax2.set_title("Elo difference (logistic, 400-point scale)")
     ax2.grid(alpha=0.3)
-    fig.suptitle("Connect 4 7x6, mctx's recipe (defaults before issue 9); error bars: 95% Wilson intervals "
+    fig.suptitle("Connect 4 7x6, mctx's recipe (c4jax.MCTX_RECIPE); error bars: 95% Wilson intervals "
                  "(Elo: mapped from the score's interval)", fontsize=11)
     path = out / "connect4_strength.png"
     fig.savefig(path, dpi=120)
