@@ -1,5 +1,6 @@
-"""Players and the arena: legality, tactics, reproducibility, batched equals
-one game at a time, statistics, game records."""
+"""Players and the arena: legality, tactics, player specs, reproducibility,
+batched equals one game at a time, games from a position, statistics.  The
+arena's records are read and written in test_records.py."""
 
 from __future__ import annotations
 
@@ -213,13 +214,3 @@ def test_wilson_and_elo_known_values():
     assert elo_difference(0.5) == 0.0
     assert elo_difference(0.75) == pytest.approx(190.85, abs=0.01)  # 400 log10(3)
     assert elo_difference(1.0) == math.inf and elo_difference(0.0) == -math.inf
-
-
-def test_games_round_trip_through_json_lines(tmp_path):
-    r = c4jax.arena(jax.random.key(1), c4jax.heuristic_player(), c4jax.random_player(), 6, ttt.env_reset())
-    path = tmp_path / "games.jsonl"
-    c4jax.write_games(path, r.games)
-    assert tuple(c4jax.read_games(path)) == r.games
-    path.write_text('{"game": "tictactoe", "x": "a", "o": "b", "result": "maybe", "moves": []}\n')
-    with pytest.raises(ValueError, match="line 1"):
-        c4jax.read_games(path)

@@ -135,3 +135,10 @@ def test_bad_lanes_raise_value_errors():
             c4jax.run_mcts(jax.random.key(0), env, 10, lanes=bad)
     with pytest.raises(ValueError, match="gumbel.*lanes=1"):
         c4jax.run_mcts(jax.random.key(0), env, 10, selection="gumbel", lanes=4)
+
+
+def test_lanes_have_an_upper_bound():
+    # At most 1024 lanes: a huge count is a ValueError naming the bound and
+    # the value given, before anything is allocated for it.
+    with pytest.raises(ValueError, match=r"lanes must be None or an int in 1\.\.1024; got 1000000000"):
+        c4jax.run_mcts(jax.random.key(0), c4.env_reset(), 16, lanes=10**9)

@@ -1,6 +1,6 @@
-"""Self-play (issue 13): records with visit counts and values, the same games
-on 1 and 4 devices (and in this process), two processes with jax.distributed, resume after a
-kill, and the command's errors.
+"""Self-play: records with visit counts and values, the same games on 1 and
+4 devices (and in this process), two processes with jax.distributed, resume
+after a kill, and the errors of the function and of the command.
 
 Every game here is tic-tac-toe at 16 simulations, so the in-process runs
 share one compiled program and the command's runs share the session's
@@ -106,6 +106,14 @@ def test_bad_arguments(kwargs, match):
     args.update(kwargs)
     with pytest.raises(ValueError, match=match):
         c4jax.selfplay(jax.random.key(0), N, args.pop("games"), args.pop("env"), **args)
+
+
+def test_the_seed_is_an_unsigned_32_bit_int():
+    # The seed is written into every record, as the command's --seed is: an
+    # int in 0..2**32-1 (not a bool).
+    for seed in (-1, True, 2**32):
+        with pytest.raises(ValueError, match=r"seed must be None or an int in 0\.\.4,294,967,295"):
+            c4jax.selfplay(jax.random.key(0), 8, 2, env=ttt.env_reset(), seed=seed)
 
 
 def _env(tmp_path_factory, **extra):
@@ -295,8 +303,8 @@ def test_processes_started_with_other_settings_all_stop(tmp_path_factory):
 
 
 def test_a_second_run_on_the_same_file_stops_at_its_lock(tmp_path, capsys):
-    # Two runs started at once on one --out used to both write every game
-    # (each index twice). A run holds an exclusive lock on its file.
+    # A run holds an exclusive lock on its file, so that two runs started at
+    # once on one --out cannot both write every game (each index twice).
     import fcntl
 
     out = tmp_path / "g.jsonl"
@@ -311,7 +319,8 @@ def test_a_second_run_on_the_same_file_stops_at_its_lock(tmp_path, capsys):
 
 @pytest.mark.parametrize("address", ["nonsense", "localhost:abc", "localhost:99999", ":1234", "host:0"])
 def test_a_bad_coordinator_address_is_one_line(tmp_path, capsys, address):
-    # It was a traceback from JAX, a segmentation fault or a silent wait.
+    # A bad address is one usage line, and no file is made: not a traceback
+    # from inside JAX, a segmentation fault or a silent wait for a coordinator.
     argv = CMD[3:] + ["--games", "2", "--out", str(tmp_path / "g.jsonl"), "--coordinator", address,
                       "--num-processes", "2", "--process-id", "0"]
     assert "the coordinator address must be HOST:PORT with a port in 1..65535" in _one_line(capsys, argv)
@@ -334,8 +343,8 @@ def test_resume_refuses_a_part_file_of_another_process(run, tmp_path, capsys):
 
 def test_one_process_failing_its_checks_stops_every_process(tmp_path_factory):
     # Process 1's part is not a file of records: it cannot resume. Every
-    # process stops at once with one line (process 0 used to play its share
-    # and both then hung at the final barrier until killed).
+    # process stops at once with one line (rather than process 0 playing its
+    # share and then waiting at the final barrier for a process that left).
     out = tmp_path_factory.mktemp("failing") / "g.jsonl"
     bad = f"{out}.part-1-of-2"
     with open(bad, "w") as f:
