@@ -89,21 +89,6 @@ def test_search_boundary_errors_are_clear_value_errors():
         c4jax.parse_player(None)
 
 
-@pytest.mark.parametrize(
-    "argv,message",
-    [
-        (["analyze", "4453", "-n", "2000000000"], "at most 1,000,000"),
-        (["analyze", "4453", "-n", "\u00b2"], "expected an integer"),
-    ],
-)
-def test_cli_rejects_unusable_simulation_counts(argv, message, capsys):
-    from c4jax.cli import main
-
-    code = main(argv)
-    err = capsys.readouterr().err
-    assert code == 2 and message in err and "Traceback" not in err
-
-
 def test_a_raw_key_of_the_default_implementation_is_accepted():
     """``jax.random.PRNGKey`` under ``jax_default_prng_impl="rbg"`` is a
     uint32[4] key (found by a new user: it used to be refused as the wrong

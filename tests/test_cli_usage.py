@@ -1,0 +1,106 @@
+"""The ``c4jax`` command's usage, checked in this process through
+``c4jax.cli.main`` (every case here stops before any search): the help text,
+and bad arguments, each refused with one line on stderr, exit status 2 and no
+traceback.  The runs of the command itself (subprocesses and terminals) are
+in test_cli.py."""
+
+from __future__ import annotations
+
+import jax
+import pytest
+
+import c4jax
+from c4jax.cli import main
+
+
+def _one_line_error(capsys, argv, message):
+    code = main(argv)
+    err = capsys.readouterr().err
+    lines = err.strip().splitlines()
+    assert code == 2 and len(lines) == 1 and message in lines[0] and "Traceback" not in err, err
+    return lines[0]
+
+
+def test_arena_help_has_no_doubled_percent(capsys):
+    assert main(["arena", "--help"]) == 0
+    out = capsys.readouterr().out
+    assert "95% Wilson" in out and "%%" not in out
+
+
+# --- numbers past their limits ---------------------------------------------------------
+
+
+def test_game_counts_past_a_million_are_refused(capsys):
+    # A billion games (or a trillion) is refused before anything runs, by the
+    # command and by c4jax.arena: their records alone would not fit in memory.
+    for n in ("1000000000", "1000000000000"):
+        _one_line_error(capsys, ["arena", "random", "random", "--game", "tictactoe", "--games", n],
+                        "--games must be an even number in 2..1,000,000")
+    with pytest.raises(ValueError, match=r"2\.\.1,000,000"):
+        c4jax.arena(jax.random.key(0), c4jax.random_player(), c4jax.random_player(), 10**9)
+
+
+@pytest.mark.parametrize("spec", ["mcts:10000000000000", "mcts:1000001", "flatmc:10000000000000", "flatmc:100001"])
+def test_player_budgets_past_their_limits_are_refused(spec, capsys):
+    # At most 1,000,000 simulations (mcts) and 100,000 rollouts (flatmc); a
+    # count past int32 is refused by the same rule, by parse_player and by
+    # the command.
+    with pytest.raises(ValueError, match=r"N must be in 1\.\."):
+        c4jax.parse_player(spec)
+    _one_line_error(capsys, ["arena", spec, "random", "--game", "tictactoe", "--games", "2"], "N must be in 1..")
+
+
+def test_a_long_simulation_count_says_it_is_too_large(capsys):
+    _one_line_error(capsys, ["analyze", "44", "-n", "1000000000000"], "must be at most 1,000,000")
+
+
+@pytest.mark.parametrize(
+    "argv,message",
+    [
+        (["analyze", "4453", "-n", "2000000000"], "at most 1,000,000"),
+        (["analyze", "4453", "-n", "\u00b2"], "expected an integer"),
+    ],
+)
+def test_cli_rejects_unusable_simulation_counts(argv, message, capsys):
+    from c4jax.cli import main
+
+    code = main(argv)
+    err = capsys.readouterr().err
+    assert code == 2 and message in err and "Traceback" not in err
+
+
+def test_error_lines_do_not_repeat_a_huge_argument(capsys):
+    line = _one_line_error(capsys, ["analyze", "x" * 10_000], "bad MOVES")
+    assert len(line) < 200, len(line)
+    line = _one_line_error(capsys, ["analyze", "44", "--seed", "9" * 5000], "--seed")
+    assert len(line) < 200, len(line)
+
+
+# --- moves, files and outputs ----------------------------------------------------------
+
+
+def test_a_wide_board_move_list_without_commas_says_how_to_write_it(capsys):
+    line = _one_line_error(capsys, ["analyze", "4453", "--cols", "10"], "separated by commas")
+    assert "(e.g. 4,4,5,3)" in line
+
+
+def test_empty_file_names_are_refused(capsys):
+    _one_line_error(capsys, ["analyze", "44", "--plot", ""], "expected a file name")
+    _one_line_error(capsys, ["arena", "random", "random", "--out", ""], "expected a file name")
+
+
+def test_analyze_json_of_a_finished_game_writes_nothing_to_stdout(capsys):
+    code = main(["analyze", "14253", "--game", "tictactoe", "--json"])
+    captured = capsys.readouterr()
+    assert code == 2 and captured.out == "" and "finished game" in captured.err
+    _one_line_error(capsys, ["analyze", "4453", "--json", "--dot", "-"], "would both write to stdout")
+
+
+def test_bench_scripts_missing_a_peer_inside_main_is_one_line(tmp_path, capsys):
+    """A benchmark script whose main() imports a package that is not
+    installed (as env_throughput.py imports pgx inside main) ends in one line
+    naming the package, not a traceback."""
+    (tmp_path / "env_throughput.py").write_text(
+        "def main(argv):\n    import c4jax_no_such_peer_module  # noqa\n"
+    )
+    _one_line_error(capsys, ["bench", "--scripts", str(tmp_path)], "needs c4jax_no_such_peer_module")
