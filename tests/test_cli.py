@@ -1,5 +1,7 @@
 """The ``c4jax`` command, driven as a user drives it: pexpect in a terminal for
-``play``, subprocesses for ``analyze``, ``arena``, ``bench`` and the errors.
+``play``, subprocesses for ``analyze``, ``arena``, ``bench``, the errors and
+the output streams.  The usage errors that ``c4jax.cli.main`` reports before
+any search are also checked in this process, here and in test_cli_usage.py.
 
 Every run uses the CPU and one persistent compilation cache per test session
 (a temporary folder), so the first test of a shape compiles and the later ones
@@ -54,6 +56,13 @@ def run(env, *args, timeout=180, cwd=None):
     return subprocess.run(
         CMD + [str(a) for a in args], env=env, capture_output=True, text=True, timeout=timeout, cwd=cwd
     )
+
+
+def run_uncached(args, **kw):
+    """A run with no compilation cache, its output in bytes; ``env`` adds
+    variables to this process's environment."""
+    env = {**os.environ, "JAX_PLATFORMS": "cpu", "C4JAX_CACHE_DIR": "", "PYTHONWARNINGS": "ignore", **kw.pop("env", {})}
+    return subprocess.run(CMD + args, env=env, capture_output=True, timeout=300, **kw)
 
 
 class Terminal:
@@ -230,8 +239,7 @@ def test_quit_eof_and_ctrl_c_exit_cleanly(cli_env, how):
 def test_ctrl_c_while_the_ai_thinks_exits_cleanly(cli_env):
     """Ctrl-C during the AI's own search (compiling or running) ends the game
     with its summary and exit code 0, not an abort of the interpreter's
-    shutdown while XLA threads run (found by a fresh-user test: SIGABRT,
-    exit 134)."""
+    shutdown while XLA threads run (SIGABRT, exit code 134)."""
     # Connect 4 from the empty board: 30 s of thinking end only by Ctrl-C (a
     # solved root, as tic-tac-toe's soon is, would end the search first).
     t = Terminal(cli_env, "--think", "30", "--seed", "2", "--first", "ai")
@@ -274,8 +282,9 @@ def test_analyze_connect4_names_the_winning_column(cli_env):
     rows = [ln for ln in r.stdout.splitlines() if re.match(r"│\s+\d+ │", ln)]
     assert len(rows) == 7
     # Outputs that are not UTF-8 (a pipe with PYTHONIOENCODING=ascii; the C
-    # locale) used to end in a UnicodeEncodeError on the board's empty cells:
-    # now the same analysis in ASCII (the cache makes these two fast).
+    # locale), which cannot encode the board's empty-cell glyph: the same
+    # analysis in ASCII, with no UnicodeEncodeError (the cache makes these two
+    # fast).
     plain = {k: v for k, v in cli_env.items() if k not in ("LANG", "LC_ALL", "LC_CTYPE", "PYTHONUTF8")}
     envs = [
         {**plain, "PYTHONIOENCODING": "ascii"},
@@ -315,6 +324,14 @@ def test_analyze_tictactoe_with_plot(cli_env, tmp_path):
     assert best_row(r.stdout)[0] == "3"
     assert "Best move: cell 3" in r.stdout
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_a_bad_matplotlib_backend_does_not_stop_the_plot(tmp_path):
+    png = tmp_path / "v.png"
+    r = run_uncached(["analyze", "15", "--game", "tictactoe", "-n", "16", "--plot", str(png)],
+                     env={"MPLBACKEND": "bogus"})
+    assert r.returncode == 0, r.stderr.decode()[-600:]
+    assert png.read_bytes()[:4] == b"\x89PNG"
 
 
 @pytest.mark.parametrize(
@@ -435,6 +452,28 @@ def test_help_version_and_python_m(cli_env):
     assert r.stdout.strip() == f"c4jax {c4jax.__version__}"
 
 
+def test_python_dash_m_c4jax_is_the_command():
+    r = subprocess.run([sys.executable, "-m", "c4jax", "--help"], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and "play" in r.stdout and "analyze" in r.stdout, r.stderr
+
+
+ARENA = ["arena", "random", "random", "--game", "tictactoe", "--games", "2"]
+
+
+def test_a_full_or_closed_stdout_is_one_line_not_a_traceback():
+    with open("/dev/full", "w") as full:
+        r = subprocess.run(CMD + ARENA, env={**os.environ, "JAX_PLATFORMS": "cpu", "C4JAX_CACHE_DIR": ""},
+                           stdout=full, stderr=subprocess.PIPE, timeout=300)
+    err = r.stderr.decode()
+    assert r.returncode == 1 and "Traceback" not in err, err
+    assert err.strip().splitlines() == ["c4jax arena: error: cannot write the output: No space left on device"]
+    # A closed stdout (the preexec_fn forks this process; the child execs at
+    # once, which the module's warning filter covers).
+    closed = subprocess.run(CMD + ARENA, env={**os.environ, "JAX_PLATFORMS": "cpu", "C4JAX_CACHE_DIR": ""},
+                            stderr=subprocess.PIPE, timeout=300, preexec_fn=lambda: os.close(1))
+    assert closed.returncode == 0 and b"Traceback" not in closed.stderr, closed.stderr.decode()
+
+
 # Errors argparse finds: main() returns before touching JAX, so they are
 # checked in this process (two of them also end to end, below).
 PARSE_ERRORS = [
@@ -518,8 +557,8 @@ def test_bad_arguments_one_line_no_traceback(bad_runs, i):
 def test_arena_and_analyze_share_a_cache_folder_and_the_arena_is_cached(cli_env, tmp_path):
     """Two arenas and two analyses at once on one fresh cache folder: none
     crashes.  Then the arena again: every program it needs is read from the
-    cache (no new entry; its loop used to hold a host callback, which JAX
-    never caches)."""
+    cache (no new entry: its loop holds no host callback, which JAX never
+    caches)."""
     cache = tmp_path / "cache"
     env = {**cli_env, "C4JAX_CACHE_DIR": str(cache)}
     arena = ["arena", "random", "heuristic", "--game", "tictactoe", "--games", "4"]
@@ -566,9 +605,9 @@ def test_bench_never_runs_scripts_from_the_current_folder(tmp_path, monkeypatch)
 
 @pytest.mark.parametrize("command", ["play", "analyze"])
 def test_the_commands_search_with_run_mcts_defaults_unless_told(command):
-    """Found when the defaults changed (issue 9): --prior defaulted to
-    "uniform" and overrode run_mcts's own default.  Without flags the
-    commands now pass only the solver switch."""
+    """Without flags the commands pass only the solver switch, so that
+    run_mcts's own defaults (its prior among them) apply; a flag given is
+    passed as given."""
     from c4jax.cli import build_parser
     from c4jax.cli.common import search_options
 
