@@ -1,4 +1,5 @@
-"""c4jax.cache: JAX's persistent compilation cache in a per-user folder."""
+"""c4jax.cache: JAX's persistent compilation cache in a per-user folder, and
+the folder the command chooses."""
 
 import pathlib
 
@@ -28,3 +29,19 @@ def test_the_library_switches_the_compilation_cache_on_in_a_folder_of_its_own(tm
         assert jax.config.jax_compilation_cache_dir == str(tmp_path / "d")
     finally:
         jax.config.update("jax_compilation_cache_dir", before)
+
+
+def test_the_command_ignores_a_relative_xdg_cache_home(monkeypatch):
+    # The XDG base-directory rule: a relative XDG_CACHE_HOME is invalid and
+    # ignored, so the folder is ~/.cache/c4jax/jax; an absolute one is used.
+    from types import SimpleNamespace
+
+    from c4jax.cli import common
+
+    args = SimpleNamespace(no_cache=False, cache_dir=None)
+    monkeypatch.delenv("C4JAX_CACHE_DIR", raising=False)
+    monkeypatch.setenv("HOME", "/home/someone")
+    monkeypatch.setenv("XDG_CACHE_HOME", "relcache")
+    assert str(common.cache_dir(args)) == "/home/someone/.cache/c4jax/jax"
+    monkeypatch.setenv("XDG_CACHE_HOME", "/var/cache/me")
+    assert str(common.cache_dir(args)) == "/var/cache/me/c4jax/jax"

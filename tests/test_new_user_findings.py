@@ -78,45 +78,6 @@ def test_numpy_integers_are_budgets_like_python_ints():
 # --- environment -------------------------------------------------------------------
 
 
-def test_a_relative_xdg_cache_home_is_ignored(monkeypatch):
-    args = SimpleNamespace(no_cache=False, cache_dir=None)
-    monkeypatch.delenv("C4JAX_CACHE_DIR", raising=False)
-    monkeypatch.setenv("HOME", "/home/someone")
-    monkeypatch.setenv("XDG_CACHE_HOME", "relcache")
-    assert str(common.cache_dir(args)) == "/home/someone/.cache/c4jax/jax"
-    monkeypatch.setenv("XDG_CACHE_HOME", "/var/cache/me")
-    assert str(common.cache_dir(args)) == "/var/cache/me/c4jax/jax"
-
-
-@pytest.mark.parametrize("columns", ["0", "1", "12"])
-def test_a_zero_or_tiny_terminal_width_still_shows_everything(monkeypatch, columns):
-    # COLUMNS=0 printed nothing at all, COLUMNS=1 a letter per line.
-    import io
-
-    monkeypatch.setenv("COLUMNS", columns)
-    stream = io.StringIO()
-    con = common.console(file=stream)
-    assert con.width == common.MIN_WIDTH
-    common.print_board(con, c4.env_reset().game, c4.from_moves("4453"))
-    con.print("Best move: column 3")
-    lines = stream.getvalue().splitlines()
-    assert lines[-2] == "X to move (ply 4)" and lines[-1] == "Best move: column 3"
-
-
-def test_the_arena_table_never_crops_a_number():
-    import io
-
-    r = c4jax.arena(jax.random.key(0), c4jax.random_player(), c4jax.heuristic_player(), 4, ttt.env_reset())
-    for width in (40, 80):
-        stream = io.StringIO()
-        con = common.console(file=stream, width=width)
-        common.print_table(con, r.table())
-        text = stream.getvalue()
-        assert "\u2026" not in text, text  # rich's ellipsis: a cropped cell
-        assert f"{r.compile_seconds:.1f} s" in text or "compile" in text
-        assert "/".join(map(str, r.a_first)) in text
-
-
 def test_64_bit_mode_searches_and_rolls_out():
     # JAX_ENABLE_X64=1 broke every rollout (a float64 literal in the loop carry).
     with jax.enable_x64(True):
@@ -182,25 +143,6 @@ def test_an_anytime_budget_may_be_a_0d_array():
     assert n == 18
     with pytest.raises(ValueError, match="seconds must be a finite number > 0"):
         c4jax.run_mcts_anytime(jax.random.key(0), env, jax.numpy.zeros(2))
-
-
-def test_the_quickstart_prints_the_one_search_table():
-    """rich read the quickstart's own "proven [lower, upper]" header as markup
-    and printed "proven"; the quickstart now prints :func:`c4jax.search_table`
-    (the table of ``c4jax analyze``), whose headers hold no markup."""
-    import pathlib
-
-    from rich.console import Console
-
-    source = (pathlib.Path(__file__).resolve().parents[1] / "examples" / "quickstart.py").read_text()
-    assert "c4jax.search_table(" in source and "Table(" not in source
-    env = ttt.from_moves("15")
-    out = c4jax.run_mcts(jax.random.key(0), env, 48)
-    con = Console(width=150, record=True, file=open("/dev/null", "w"))
-    con.print(c4jax.search_table(out, env, "[t]", with_prior=True))
-    text = con.export_text()
-    for header in ("cell", "visits", "share", "Q for X", "proven", "prior", "principal variation"):
-        assert header in text, text
 
 
 # --- issue 12's fresh-user session (2026-12-02) -------------------------------------------

@@ -1,8 +1,9 @@
-"""What the commands draw, on every kind of output (issue 10): encodings
-that cannot carry the board's glyphs, boards wider than the terminal or a
-pipe's 80 columns, narrow terminals, and the colour switches (``NO_COLOR``,
-``TERM=dumb``, ``FORCE_COLOR``).  Drawn in this process on rich consoles
-writing to memory; the end-to-end runs are in test_cli.py."""
+"""What the commands draw, on every kind of output: encodings that cannot
+carry the board's glyphs, boards wider than the terminal or a pipe's 80
+columns, narrow, tiny or zero-width terminals, tables that never crop a
+number, and the colour switches (``NO_COLOR``, ``TERM=dumb``,
+``FORCE_COLOR``).  Drawn in this process on rich consoles writing to memory;
+the end-to-end runs are in test_cli.py."""
 
 from __future__ import annotations
 
@@ -73,6 +74,23 @@ def test_a_board_wider_than_a_tiny_terminal_is_not_broken():
     assert [len(x) for x in lines[:6]] == [64] * 6
 
 
+@pytest.mark.parametrize("columns", ["0", "1", "12"])
+def test_a_zero_or_tiny_terminal_width_still_shows_everything(monkeypatch, columns):
+    # COLUMNS below the console's minimum width gets the minimum (at 0 rich
+    # would print nothing, at 1 a letter per line): the board and the
+    # status lines come out whole.
+    import io
+
+    monkeypatch.setenv("COLUMNS", columns)
+    stream = io.StringIO()
+    con = common.console(file=stream)
+    assert con.width == common.MIN_WIDTH
+    common.print_board(con, c4.env_reset().game, c4.from_moves("4453"))
+    con.print("Best move: column 3")
+    lines = stream.getvalue().splitlines()
+    assert lines[-2] == "X to move (ply 4)" and lines[-1] == "Best move: column 3"
+
+
 def test_tictactoe_draws_the_same_in_ascii():
     con, text = _console(encoding="ascii")
     common.print_board(con, ttt.GAME, ttt.from_moves("15"))
@@ -102,6 +120,40 @@ def test_the_search_table_never_crops_a_number_in_a_narrow_terminal(search):
     # (the principal variation folded), never less, and no wider than that.
     assert widths[120] <= 120
     assert widths[30] > 30 and widths[30] == widths[60] < widths[120]
+
+
+def test_the_arena_table_never_crops_a_number():
+    import io
+
+    r = c4jax.arena(jax.random.key(0), c4jax.random_player(), c4jax.heuristic_player(), 4, ttt.env_reset())
+    for width in (40, 80):
+        stream = io.StringIO()
+        con = common.console(file=stream, width=width)
+        common.print_table(con, r.table())
+        text = stream.getvalue()
+        assert "\u2026" not in text, text  # rich's ellipsis: a cropped cell
+        assert f"{r.compile_seconds:.1f} s" in text or "compile" in text
+        assert "/".join(map(str, r.a_first)) in text
+
+
+def test_the_quickstart_prints_the_one_search_table():
+    """The quickstart prints :func:`c4jax.search_table` (the table of
+    ``c4jax analyze``) rather than a table of its own, and that table's
+    headers hold no rich markup: "proven [lower, upper]" as a header would be
+    read as markup and printed as "proven"."""
+    import pathlib
+
+    from rich.console import Console
+
+    source = (pathlib.Path(__file__).resolve().parents[1] / "examples" / "quickstart.py").read_text()
+    assert "c4jax.search_table(" in source and "Table(" not in source
+    env = ttt.from_moves("15")
+    out = c4jax.run_mcts(jax.random.key(0), env, 48)
+    con = Console(width=150, record=True, file=open("/dev/null", "w"))
+    con.print(c4jax.search_table(out, env, "[t]", with_prior=True))
+    text = con.export_text()
+    for header in ("cell", "visits", "share", "Q for X", "proven", "prior", "principal variation"):
+        assert header in text, text
 
 
 @pytest.mark.parametrize(
