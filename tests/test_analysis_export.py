@@ -1,5 +1,6 @@
-"""Analysis you can export (issue 12, item 4): ``c4jax.tree_to_dot`` here;
-``c4jax analyze --json`` and ``--dot`` end to end in ``test_cli.py``."""
+"""Analysis you can export: ``c4jax.tree_to_dot``, ``c4jax.move_stats`` and
+``c4jax.search_table`` here; ``c4jax analyze --json`` and ``--dot`` end to
+end in ``test_cli.py``."""
 
 from __future__ import annotations
 
@@ -97,6 +98,15 @@ def test_proven_nodes_say_so():
     out = c4jax.run_mcts(jax.random.key(1), ttt.from_moves("1425"), 40)  # X wins at 3
     dot = c4jax.tree_to_dot(out.search_tree)
     assert "proven win" in NODE.search(dot).group(2)  # the root: X to move wins
+
+
+def test_a_finished_node_is_game_over_in_dot_and_numpy_ints_are_ints():
+    # X has won: the root is labelled "game over", not a draw; the filters
+    # take NumPy integers as the ints they hold.
+    out = c4jax.run_mcts(jax.random.key(0), ttt.from_moves("14253"), 8)  # X has won
+    dot = c4jax.tree_to_dot(out.search_tree, max_depth=np.int64(2), min_visits=np.int32(0))
+    root = dot.splitlines()[3]
+    assert "game over" in root and "draw" not in root
 
 
 @pytest.mark.parametrize(

@@ -1,6 +1,6 @@
 """The anytime driver (run_mcts_anytime): the clock rule on a fake clock,
 exact simulation counts, one compilation across chunks and moves, the stop
-at a solved root, and its errors."""
+at a solved root, a finished game, and its arguments and their errors."""
 
 from __future__ import annotations
 
@@ -91,6 +91,24 @@ def test_a_solved_root_stops_the_search():
     out, n = c4jax.run_mcts_anytime(jax.random.key(0), ttt.from_moves("1425"), 60.0, chunk=32, capacity=256)
     assert n == 32 and int(out.action) == 2
     assert float(out.value) == 1.0
+
+
+def test_a_finished_game_runs_no_simulations():
+    # X has won: there is nothing to search, so no simulation is counted
+    # and no move is recommended.
+    out, n = c4jax.run_mcts_anytime(jax.random.key(0), ttt.from_moves("14253"), 5.0, chunk=8)
+    assert n == 0 and int(out.action) == -1 and int(out.visit_counts.sum()) == 0
+
+
+def test_the_budget_may_be_a_0d_array():
+    """``seconds`` as ``jnp.float32(30.0)`` is a number like a Python float
+    (the run stops at max_simulations); an array of two values is not."""
+    env = ttt.from_moves("5")
+    _, n = c4jax.run_mcts_anytime(jax.random.key(0), env, jax.numpy.float32(30.0), chunk=9,
+                                  max_simulations=18, capacity=100)
+    assert n == 18
+    with pytest.raises(ValueError, match="seconds must be a finite number > 0"):
+        c4jax.run_mcts_anytime(jax.random.key(0), env, jax.numpy.zeros(2))
 
 
 @pytest.mark.parametrize("kwargs,match", [

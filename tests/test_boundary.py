@@ -87,19 +87,3 @@ def test_search_boundary_errors_are_clear_value_errors():
             c4jax.get_subtree(out.search_tree, action)
     with pytest.raises(ValueError, match="a player is written as a string"):
         c4jax.parse_player(None)
-
-
-def test_a_raw_key_of_the_default_implementation_is_accepted():
-    """``jax.random.PRNGKey`` under ``jax_default_prng_impl="rbg"`` is a
-    uint32[4] key (found by a new user: it used to be refused as the wrong
-    shape); a threefry-shaped raw key is then refused, naming the shape."""
-    env = ttt.env_reset()
-    before = jax.config.jax_default_prng_impl
-    jax.config.update("jax_default_prng_impl", "rbg")
-    try:
-        out = c4jax.run_mcts(jax.random.PRNGKey(0), env, 6)
-        assert int(out.visit_counts.sum()) == 6
-        with pytest.raises(ValueError, match=r"uint32\[4\]"):
-            c4jax.run_mcts(jnp.zeros(2, jnp.uint32), env, 6)
-    finally:
-        jax.config.update("jax_default_prng_impl", before)

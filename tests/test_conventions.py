@@ -1,13 +1,16 @@
-"""The conventions every public function keeps (issue 10): keys of every
-implementation, and one game or a batch for every jit-able game function.
+"""The conventions every public function keeps: keys of every
+implementation, one game or a batch for every jit-able game function, and
+JAX's 64-bit mode.
 
 Keys: each public entry point that takes a key is called with a typed
 Threefry key, an ``rbg`` and an ``unsafe_rbg`` key and a raw
 ``jax.random.PRNGKey``; each must run (the raw key giving the Threefry key's
-result) and refuse non-keys with a ValueError.  Batches: each game function
-given a batch equals the same function called game by game (and a batch of
-one is not read as one game: tic-tac-toe's ``winning_moves`` on ``"1745"``
-used to answer for the wrong axis)."""
+result) and refuse non-keys with a ValueError; a raw key of another default
+implementation is accepted too.  Batches: each game function given a batch
+equals the same function called game by game (and a batch of one is read as
+a batch, not as one game: tic-tac-toe's ``winning_moves`` on ``"1745"``
+answers for the game, not for the batch axis).  64-bit mode
+(``JAX_ENABLE_X64``): rollouts and the search keep their float32 values."""
 
 from __future__ import annotations
 
@@ -75,6 +78,22 @@ def test_play_games_takes_keys_of_any_kind():
         assert len(records) == 2 and all(r.result in ("X", "O", "draw") for r in records)
     with pytest.raises(ValueError, match="PRNG key"):
         c4jax.play_games(jnp.zeros((2, 3)), [True, False], c4jax.random_player(), c4jax.random_player(), ttt.env_reset())
+
+
+def test_a_raw_key_of_the_default_implementation_is_accepted():
+    """``jax.random.PRNGKey`` under ``jax_default_prng_impl="rbg"`` is a
+    uint32[4] key, accepted as the raw key of that implementation; a
+    threefry-shaped raw key is then refused, naming the shape."""
+    env = ttt.env_reset()
+    before = jax.config.jax_default_prng_impl
+    jax.config.update("jax_default_prng_impl", "rbg")
+    try:
+        out = c4jax.run_mcts(jax.random.PRNGKey(0), env, 6)
+        assert int(out.visit_counts.sum()) == 6
+        with pytest.raises(ValueError, match=r"uint32\[4\]"):
+            c4jax.run_mcts(jnp.zeros(2, jnp.uint32), env, 6)
+    finally:
+        jax.config.update("jax_default_prng_impl", before)
 
 
 # ---------------------------------------------------------------------------
@@ -160,3 +179,19 @@ def test_the_host_side_functions_take_one_game_and_say_so():
                 fn(batch)
     with pytest.raises(ValueError, match="batch"):
         ttt.solve(_stack(_games(ttt, TTT_MOVES)))
+
+
+# ---------------------------------------------------------------------------
+# JAX's 64-bit mode
+
+
+def test_64_bit_mode_searches_and_rolls_out():
+    # With jax.enable_x64 every rollout still returns a float32 result in
+    # {-1, 0, 1} (no float64 literal changes its loop's carry type), and the
+    # search runs.
+    with jax.enable_x64(True):
+        for fn in (c4.rollout, c4.heuristic_rollout, ttt.rollout):
+            value = fn(jax.random.key(1), fn.__self__.env_reset())
+            assert value.dtype == np.float32 and float(value) in (-1.0, 0.0, 1.0)
+        out = c4jax.run_mcts(jax.random.key(0), ttt.from_moves("12"), 8)
+        assert int(out.visit_counts.sum()) == 8

@@ -1,6 +1,7 @@
-"""Your own evaluation (issue 12, item 1): ``value_fn`` and ``prior_fn`` in
-``run_mcts``, ``leaf_value``, ``prior_logits`` and ``make_root_fn`` /
-``make_recurrent_fn``, and ``run_mcts(..., options=SearchOptions(...))``.
+"""Your own evaluation: ``value_fn`` and ``prior_fn`` in ``run_mcts``,
+``leaf_value``, ``prior_logits`` and ``make_root_fn`` /
+``make_recurrent_fn``, and ``run_mcts(..., options=SearchOptions(...))``;
+non-finite numbers from them, and the errors that name a bad function.
 
 Tic-tac-toe keeps the compiles small; each distinct function compiles its own
 search, so the functions below are built once."""
@@ -115,6 +116,21 @@ def test_a_finished_game_is_worth_zero_whatever_value_fn_says():
     assert float(c4jax.leaf_value(jax.random.key(0), running, value_fn=lambda k, e: 5.0)) == 1.0
 
 
+def test_non_finite_evaluations_follow_a_rule():
+    """A NaN value counts as 0 (a draw), NaN logits as 0 and infinite logits
+    as +-1e30, so that no NaN reaches the tree's statistics."""
+    env = ttt.from_moves("5")
+    v = c4jax.leaf_value(jax.random.key(0), env, value_fn=lambda k, e: jax.numpy.nan)
+    assert float(v) == 0.0
+    out = c4jax.run_mcts(jax.random.key(0), env, 32, value_fn=lambda k, e: jax.numpy.nan, lanes=1)
+    assert np.isfinite(np.asarray(out.qvalues)).all() and np.isfinite(float(out.value))
+    logits = np.asarray(c4jax.prior_logits(env, prior_fn=lambda e: jax.numpy.full(9, jax.numpy.nan)))
+    legal = np.asarray(ttt.legal_action_mask(env))
+    assert (logits[legal] == 0.0).all()
+    logits = np.asarray(c4jax.prior_logits(env, prior_fn=lambda e: jax.numpy.full(9, jax.numpy.inf)))
+    assert (logits[legal] == 1e30).all()
+
+
 def test_root_and_recurrent_functions_take_the_same_callables():
     envs = jax.tree.map(lambda *x: jnp.stack(x), c4.from_moves("44"), c4.from_moves("4"))
     root_fn = c4jax.make_root_fn(value_fn=lambda k, e: 0.25 * (1 - 2 * e.to_move), prior_fn=lambda e: jnp.arange(7.0))
@@ -134,6 +150,10 @@ def test_root_and_recurrent_functions_take_the_same_callables():
         (dict(prior_fn="heuristic"), "prior_fn must be None or a function"),
         (dict(value_fn=lambda k, e: jnp.zeros(2)), r"value_fn must return real numbers of shape \[\] for one game"),
         (dict(prior_fn=lambda e: jnp.zeros(3)), r"prior_fn must return real numbers of shape \[9\] for one game"),
+        (dict(value_fn=lambda k, e: None), r"value_fn must return real numbers of shape \[\].*not an array"),
+        (dict(value_fn=lambda k, e: "x"), r"value_fn must return real numbers"),
+        (dict(value_fn=lambda e: 0.0), r"value_fn must be a function \(key, env\) -> value"),
+        (dict(prior_fn=lambda k, e: 0.0), r"prior_fn must be a function \(env\) -> logits"),
     ],
 )
 def test_bad_callables_are_value_errors(kwargs, match):
