@@ -5,8 +5,8 @@ A game is a frozen, hashable object with the methods of the
 then ``run_mcts`` (with its solver), subtree reuse, the players and the arena
 take it as they take Connect 4, with no change to the package.  The rules
 below reuse the package's shared pieces: :func:`c4jax.env.empty_board`, :func:`c4jax.env.finish_step` (the
-rules every game shares after a move), :func:`c4jax.env.playout` (the
-rollout loop) and :func:`c4jax.env.one_game_or_batch` (one game or a batch).
+rules every game shares after a move), :func:`c4jax.rollout.playout` (the
+rollout loop) and :func:`c4jax.inputs.one_game_or_batch` (one game or a batch).
 
 Board: a 16-bit mask per player in one ``uint32`` word (``stones[p, 0]``),
 bit ``i`` = cell ``i + 1`` counted row by row from the top left; actions are
@@ -24,7 +24,9 @@ import jax.numpy as jnp
 import numpy as np
 
 import c4jax
-from c4jax.env import Env, as_action, check_game, empty_board, finish_step, one_game_or_batch, playout
+from c4jax.env import Env, check_game, empty_board, finish_step
+from c4jax.inputs import as_action, one_game_or_batch
+from c4jax.rollout import playout
 
 N = 4
 ALL = (1 << (N * N)) - 1

@@ -22,8 +22,9 @@ def fmt_q(q: float) -> str:
 
 
 def move_label(game) -> str:
-    """What a move of ``game`` is called: "cell" (tic-tac-toe) or "column"."""
-    return "cell" if game.name == "tictactoe" else "column"
+    """What a move of ``game`` is called: its ``action_name`` ("cell" in
+    tic-tac-toe, "column" in Connect 4), else "move"."""
+    return getattr(game, "action_name", "move")
 
 
 def principal_variation(tree, action: int, max_len: int = 12) -> list[int]:

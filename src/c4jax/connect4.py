@@ -10,7 +10,7 @@ Batches: every ``jit``-able function (``env_step``, ``legal_action_mask``,
 one game or a batch of games (an :class:`~c4jax.env.Env` with the same leading
 batch axes on every array field) and ``vmap`` s itself over the batch;
 ``env_step`` then takes one action per game, the rollouts one key (split into
-one per game) or one key per game (:func:`c4jax.env.one_game_or_batch`).
+one per game) or one key per game (:func:`c4jax.inputs.one_game_or_batch`).
 Shapes below are for one game; a batch puts its axes in front.  The host-side
 functions (``from_moves``, ``render``, ``render_rich``) take one game;
 ``render`` and ``render_rich`` raise ``ValueError`` for a batch.
@@ -47,24 +47,16 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from c4jax.env import NO_WINNER, Env, as_action, check_game, empty_board, finish_step, move_list, one_game_or_batch, playout
-from c4jax.keys import as_key
+from c4jax.boards import board_grid, position_from_grid, status_line, unbatched_grid
+from c4jax.env import GAME_FUNCTIONS, NO_WINNER, Env, check_game, empty_board, env_from_values, finish_step
+from c4jax.inputs import as_action, move_list, one_game_or_batch
+from c4jax.rollout import playout
 from c4jax.validation import check_int
 
 __all__ = [
     "Connect4",
     "make",
-    "env_reset",
-    "env_step",
-    "legal_action_mask",
-    "winning_moves",
-    "from_moves",
-    "from_board",
-    "rollout",
-    "heuristic_rollout",
-    "render",
-    "render_rich",
-    "board_array",
+    *GAME_FUNCTIONS,
     "MIN_ROWS",
     "MAX_ROWS",
     "MIN_COLS",
@@ -115,6 +107,15 @@ class Connect4:
     @property
     def num_actions(self) -> int:
         return self.cols
+
+    action_name = "column"
+
+    @property
+    def title(self) -> str:
+        """``"Connect 4"`` on the standard board, else e.g. ``"Connect 5 on 8x9"`` (rows x columns)."""
+        if (self.rows, self.cols, self.connect) == (6, 7, 4):
+            return "Connect 4"
+        return f"Connect {self.connect} on {self.rows}x{self.cols}"
 
     @property
     def max_plies(self) -> int:
@@ -327,9 +328,6 @@ class Connect4:
 
     def _rollout(self, key: jax.Array, env: Env, heuristic: bool) -> jax.Array:
         check_game(self, env)
-        key = as_key(key)
-        if key.shape != ():
-            raise ValueError(f"a rollout of one game takes one key; got keys of shape {key.shape}")
         return playout(
             key,
             env,
@@ -403,11 +401,7 @@ class Connect4:
                     )
                 parsed.append(int(ch))
         else:
-            parsed = []
-            for i, m in enumerate(move_list(moves)):
-                if isinstance(m, bool) or not isinstance(m, (int, np.integer)):
-                    raise ValueError(f"move {i + 1} is {m!r}: expected an int column 1..{cols}")
-                parsed.append(int(m))
+            parsed = move_list(moves, f"column 1..{cols}")
         grid = [[-1] * cols for _ in range(rows)]  # grid[row from bottom][col]
         heights = [0] * cols
         player, winner, done, last = 0, NO_WINNER, False, -1
@@ -439,15 +433,7 @@ class Connect4:
             for c in range(cols):
                 if grid[r][c] >= 0:
                     stones[grid[r][c], word * cols + c] |= np.uint32(1 << bit)
-        return Env(
-            stones=jnp.asarray(stones),
-            to_move=jnp.int32(player),
-            ply=jnp.int32(ply),
-            done=jnp.bool_(done),
-            winner=jnp.int32(winner),
-            last_action=jnp.int32(last),
-            game=self,
-        )
+        return env_from_values(self, stones, player, ply, done, winner, last)
 
     def from_board(self, board, to_move=None) -> Env:
         """A position from its board, as people and other programs draw it
@@ -471,8 +457,6 @@ class Connect4:
             who did not move last (or whose lines no single last move made),
             a ``to_move`` that contradicts the counts.
         """
-        from c4jax.env import board_grid, position_from_grid
-
         top_first = board_grid(board, self.rows, self.cols)
         state = position_from_grid(top_first, self.connect, gravity=True, to_move=to_move)
         grid = [[int(v) - 1 for v in row] for row in top_first[::-1]]  # bottom first, -1 empty
@@ -499,7 +483,7 @@ class Connect4:
         """A plain-text drawing of one game: the board (``X`` moves first,
         ``O`` second, ``.`` empty), the column numbers (1-based) and a status
         line.  Raises ``ValueError`` for a batch."""
-        grid = _unbatched_grid(self, env)
+        grid = unbatched_grid(self, env)
         w = len(str(self.cols)) + 1
         lines = ["".join(" XO"[v].replace(" ", ".").rjust(w) for v in row) for row in grid]
         lines.append("".join(str(c + 1).rjust(w) for c in range(self.cols)))
@@ -523,7 +507,7 @@ class Connect4:
         """
         from rich.text import Text
 
-        grid = _unbatched_grid(self, env)
+        grid = unbatched_grid(self, env)
         last = int(env.last_action)
         top = -1
         if last >= 0:
@@ -554,26 +538,6 @@ class Connect4:
             text.append("".join(str(c + 1).rjust(w) for c in range(self.cols)), style="cyan")
         text.append("\n" + status_line(env))
         return text
-
-
-def _unbatched_grid(game, env: Env) -> np.ndarray:
-    if env.batch_shape:
-        raise ValueError(
-            f"render takes one game, got a batch of shape {env.batch_shape}: "
-            "index it first (jax.tree.map(lambda x: x[i], env))"
-        )
-    return np.asarray(game.board_array(env))
-
-
-def status_line(env: Env) -> str:
-    """One line: who is to move, or how the game ended (one game)."""
-    names = ("X", "O")
-    if not bool(env.done):
-        return f"{names[int(env.to_move)]} to move (ply {int(env.ply)})"
-    winner = int(env.winner)
-    if winner == NO_WINNER:
-        return "Draw"
-    return f"{names[winner]} wins"
 
 
 def _python_line_through(grid, r: int, c: int, k: int) -> bool:
@@ -617,14 +581,5 @@ def make(rows: int = 6, cols: int = 7, connect: int = 4) -> Connect4:
 
 
 _STANDARD = _make(6, 7, 4)
-env_reset = _STANDARD.env_reset
-env_step = _STANDARD.env_step
-legal_action_mask = _STANDARD.legal_action_mask
-winning_moves = _STANDARD.winning_moves
-from_moves = _STANDARD.from_moves
-from_board = _STANDARD.from_board
-rollout = _STANDARD.rollout
-heuristic_rollout = _STANDARD.heuristic_rollout
-render = _STANDARD.render
-render_rich = _STANDARD.render_rich
-board_array = _STANDARD.board_array
+(env_reset, env_step, legal_action_mask, winning_moves, from_moves, from_board, rollout,
+ heuristic_rollout, render, render_rich, board_array) = (getattr(_STANDARD, name) for name in GAME_FUNCTIONS)

@@ -29,7 +29,8 @@ from typing import Any, Callable
 import jax
 import jax.numpy as jnp
 
-from c4jax.env import Env, pick_uniform, win_else_block_moves
+from c4jax.env import Env
+from c4jax.rollout import pick_uniform, win_else_block_moves
 from c4jax.reuse import empty_tree, get_subtree
 from c4jax.search import run_mcts
 from c4jax.validation import check_int
@@ -124,14 +125,14 @@ def heuristic_player() -> Player:
 @_same_player
 def perfect_player() -> Player:
     """Perfect tic-tac-toe: a uniformly random move among those with the best
-    exact value (:func:`c4jax.tictactoe.perfect_action_values`).  Raises
-    ``ValueError`` at trace time for another game."""
-    from c4jax import tictactoe
+    exact value (the game's ``perfect_action_values``, which tic-tac-toe
+    has).  Raises ``ValueError`` at trace time for a game without it."""
 
     def policy(key, env):
-        if not isinstance(env.game, tictactoe.TicTacToe):
+        exact = getattr(env.game, "perfect_action_values", None)
+        if exact is None:
             raise ValueError(f"the perfect player plays tic-tac-toe only, not {env.game!r}")
-        values = tictactoe.perfect_action_values(env).astype(jnp.int32)
+        values = exact(env).astype(jnp.int32)
         best = (values == jnp.max(values)) & (values > -2)
         return _choose(key, best)
 

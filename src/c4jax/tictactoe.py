@@ -20,30 +20,22 @@ finished game changes nothing.
 from __future__ import annotations
 
 import dataclasses
-import functools
 from typing import Sequence
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from c4jax.env import NO_WINNER, Env, as_action, check_game, empty_board, finish_step, move_list, one_game_or_batch, playout
-from c4jax.keys import as_key
+from c4jax.boards import board_grid, position_from_grid, status_line, unbatched_grid
+from c4jax.env import GAME_FUNCTIONS, NO_WINNER, Env, check_game, empty_board, env_from_values, finish_step
+from c4jax.inputs import as_action, move_list, one_game_or_batch
+from c4jax.rollout import playout
+from c4jax.tictactoe_solver import FULL, LINE_MASKS, count_minimax_nodes, has_line, solution_table, solve_masks
 
 __all__ = [
     "TicTacToe",
     "GAME",
-    "env_reset",
-    "env_step",
-    "legal_action_mask",
-    "winning_moves",
-    "from_moves",
-    "from_board",
-    "rollout",
-    "heuristic_rollout",
-    "render",
-    "render_rich",
-    "board_array",
+    *GAME_FUNCTIONS,
     "LINES",
     "solve",
     "count_minimax_nodes",
@@ -52,15 +44,7 @@ __all__ = [
 ]
 
 # The eight winning lines as 9-bit masks (numpy constants, no JAX work at import).
-LINES = np.array(
-    [
-        0b000000111, 0b000111000, 0b111000000,  # rows
-        0b001001001, 0b010010010, 0b100100100,  # columns
-        0b100010001, 0b001010100,  # diagonals
-    ],
-    dtype=np.uint32,
-)
-_ALL = 0b111111111
+LINES = np.array(LINE_MASKS, dtype=np.uint32)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -74,6 +58,13 @@ class TicTacToe:
     @property
     def num_actions(self) -> int:
         return 9
+
+    title = "tic-tac-toe"
+    action_name = "cell"
+
+    def perfect_action_values(self, env: Env) -> jax.Array:
+        """:func:`perfect_action_values`: exact values of every action."""
+        return perfect_action_values(env)
 
     @property
     def stones_shape(self) -> tuple[int, int]:
@@ -165,9 +156,6 @@ class TicTacToe:
 
     def _rollout(self, key: jax.Array, env: Env, heuristic: bool) -> jax.Array:
         check_game(self, env)
-        key = as_key(key)
-        if key.shape != ():
-            raise ValueError(f"a rollout of one game takes one key; got keys of shape {key.shape}")
         return playout(
             key,
             env,
@@ -208,11 +196,7 @@ class TicTacToe:
                     raise ValueError(f"move {i + 1} is {ch!r}: expected a cell digit 1..9")
                 parsed.append(int(ch))
         else:
-            parsed = []
-            for i, m in enumerate(move_list(moves)):
-                if isinstance(m, bool) or not isinstance(m, (int, np.integer)):
-                    raise ValueError(f"move {i + 1} is {m!r}: expected an int cell 1..9")
-                parsed.append(int(m))
+            parsed = move_list(moves, "cell 1..9")
         marks = [-1] * 9
         player, winner, done, last = 0, NO_WINNER, False, -1
         for i, cell in enumerate(parsed):
@@ -238,15 +222,7 @@ class TicTacToe:
         for j, m in enumerate(marks):
             if m >= 0:
                 stones[m, 0] |= np.uint32(1 << j)
-        return Env(
-            stones=jnp.asarray(stones),
-            to_move=jnp.int32(player),
-            ply=jnp.int32(ply),
-            done=jnp.bool_(done),
-            winner=jnp.int32(winner),
-            last_action=jnp.int32(last),
-            game=self,
-        )
+        return env_from_values(self, stones, player, ply, done, winner, last)
 
     def from_board(self, board, to_move=None) -> Env:
         """A position from its 3x3 board (the inverse of :meth:`board_array`):
@@ -259,8 +235,6 @@ class TicTacToe:
             impossible counts, two winners, a winner who did not move last,
             a ``to_move`` that contradicts the counts.
         """
-        from c4jax.env import board_grid, position_from_grid
-
         grid = board_grid(board, 3, 3)
         state = position_from_grid(grid, 3, gravity=False, to_move=to_move)
         marks = [int(v) - 1 for v in grid.reshape(-1)]
@@ -277,9 +251,7 @@ class TicTacToe:
     def render(self, env: Env) -> str:
         """Plain text of one game: X, O, and the number of each empty cell,
         then a status line.  Raises ``ValueError`` for a batch."""
-        from c4jax.connect4 import _unbatched_grid, status_line
-
-        grid = _unbatched_grid(self, env)
+        grid = unbatched_grid(self, env)
         rows = []
         for r in range(3):
             rows.append(
@@ -297,9 +269,7 @@ class TicTacToe:
         Raises ``ValueError`` for a batch."""
         from rich.text import Text
 
-        from c4jax.connect4 import _unbatched_grid, status_line
-
-        grid = _unbatched_grid(self, env)
+        grid = unbatched_grid(self, env)
         last = int(env.last_action)
         text = Text()
         for r in range(3):
@@ -319,117 +289,8 @@ class TicTacToe:
 
 
 GAME = TicTacToe()
-env_reset = GAME.env_reset
-env_step = GAME.env_step
-legal_action_mask = GAME.legal_action_mask
-winning_moves = GAME.winning_moves
-from_moves = GAME.from_moves
-from_board = GAME.from_board
-rollout = GAME.rollout
-heuristic_rollout = GAME.heuristic_rollout
-render = GAME.render
-render_rich = GAME.render_rich
-board_array = GAME.board_array
-
-
-# =============================================================================
-# Exact solver (plain Python, no JAX inside the search)
-#
-# Negamax with alpha-beta pruning (Knuth & Moore, "An analysis of alpha-beta
-# pruning", Artificial Intelligence 6(4), 1975; Russell & Norvig, "Artificial
-# Intelligence: A Modern Approach", ch. 5 "Adversarial Search"), move ordering,
-# and a memo (transposition table) keyed on (x_mask, o_mask) holding proven
-# lower/upper bounds, so that a bound found under a narrow window is never
-# mistaken for an exact value.  Everything here is built lazily: importing the
-# module does no search and creates no arrays.
-
-# The eight lines as plain ints, and for each cell the lines through it.
-_LINES_PY = (0b000000111, 0b000111000, 0b111000000, 0b001001001,
-             0b010010010, 0b100100100, 0b100010001, 0b001010100)
-_CELL_LINES = tuple(tuple(l for l in _LINES_PY if l >> c & 1) for c in range(9))
-# Static move order: centre, corners, edges.
-_STATIC_ORDER = (4, 0, 2, 6, 8, 1, 3, 5, 7)
-# The memo: (x_mask, o_mask) -> (lower, upper) bound of the value for the
-# player to move.  Filled on demand; every entry is a proven bound.
-_TT: dict[tuple[int, int], tuple[int, int]] = {}
-_COUNT_METHODS = ("minimax", "alphabeta", "alphabeta_ordered")
-
-
-def _has_line_py(mask: int) -> bool:
-    return any(mask & l == l for l in _LINES_PY)
-
-
-def _completes_line(mask: int, cell: int) -> bool:
-    """Whether adding ``cell`` to ``mask`` makes a line through it."""
-    m = mask | (1 << cell)
-    return any(m & l == l for l in _CELL_LINES[cell])
-
-
-def _ordered_moves(me: int, opp: int) -> list[int]:
-    """Empty cells: immediate wins, then forced blocks, then centre, corners, edges."""
-    occ = me | opp
-    empty = [c for c in _STATIC_ORDER if not occ >> c & 1]
-    wins = [c for c in empty if _completes_line(me, c)]
-    blocks = [c for c in empty if c not in wins and _completes_line(opp, c)]
-    rest = [c for c in empty if c not in wins and c not in blocks]
-    return wins + blocks + rest
-
-
-def _negamax(me: int, opp: int, alpha: int, beta: int) -> int:
-    """Value (-1/0/+1) for the player to move (stones ``me``) of a running game.
-
-    Fail-soft alpha-beta: a result ``<= alpha`` is an upper bound, ``>= beta``
-    a lower bound, anything in between exact; with the window ``(-1, 1)`` the
-    result is always exact (no value lies outside ``[-1, 1]``).
-    """
-    key = (me, opp) if bin(me).count("1") == bin(opp).count("1") else (opp, me)
-    lo, hi = _TT.get(key, (-1, 1))
-    if lo == hi or lo >= beta:
-        return lo
-    if hi <= alpha:
-        return hi
-    a0, b0 = max(alpha, lo), min(beta, hi)
-    a, full = a0, me | opp
-    best = -2
-    for c in _ordered_moves(me, opp):
-        bit = 1 << c
-        if _completes_line(me, c):
-            v = 1
-        elif full | bit == _ALL:
-            v = 0
-        else:
-            v = -_negamax(opp, me | bit, -b0, -a)
-        if v > best:
-            best = v
-            if v > a:
-                a = v
-                if a >= b0:
-                    break
-    if best <= a0:
-        hi = min(hi, best)
-    elif best >= b0:
-        lo = max(lo, best)
-    else:
-        lo = hi = best
-    _TT[key] = (lo, hi)
-    return min(max(best, lo), hi)
-
-
-def _solve_masks(me: int, opp: int) -> list[float]:
-    """Exact value of each of the 9 actions of a running game (NaN if occupied)."""
-    out = [float("nan")] * 9
-    occ = me | opp
-    for c in range(9):
-        bit = 1 << c
-        if occ & bit:
-            continue
-        if _completes_line(me, c):
-            out[c] = 1.0
-        elif occ | bit == _ALL:
-            out[c] = 0.0
-        else:
-            out[c] = float(-_negamax(opp, me | bit, -1, 1))
-    return out
+(env_reset, env_step, legal_action_mask, winning_moves, from_moves, from_board, rollout,
+ heuristic_rollout, render, render_rich, board_array) = (getattr(GAME, name) for name in GAME_FUNCTIONS)
 
 
 def solve(env: Env) -> np.ndarray:
@@ -454,11 +315,7 @@ def solve(env: Env) -> np.ndarray:
         running position that cannot arise in play (overlapping stones, or
         stone counts that do not match ``to_move``).
 
-    Method: negamax with alpha-beta pruning (Knuth & Moore 1975; Russell &
-    Norvig, *Artificial Intelligence: A Modern Approach*, ch. 5), moves
-    ordered immediate wins, forced blocks, centre, corners, edges, and a memo
-    on ``(x_mask, o_mask)`` that stores proven bounds only, so it never
-    changes a returned value.
+    Method: :mod:`c4jax.tictactoe_solver` (negamax with alpha-beta pruning).
     """
     if not isinstance(env.game, TicTacToe):
         raise ValueError(f"solve() takes a tic-tac-toe Env, got game {env.game!r}")
@@ -472,7 +329,7 @@ def solve(env: Env) -> np.ndarray:
     if (x | o) >> 9 or x & o:
         raise ValueError(f"invalid stones: X mask {x:#011b}, O mask {o:#011b}")
     nan = np.full(9, np.nan, np.float32)
-    if bool(done) or _has_line_py(x) or _has_line_py(o) or x | o == _ALL:
+    if bool(done) or has_line(x) or has_line(o) or x | o == FULL:
         return nan
     nx, no, mover = bin(x).count("1"), bin(o).count("1"), int(to_move)
     if mover not in (0, 1) or nx - no != mover:
@@ -480,84 +337,7 @@ def solve(env: Env) -> np.ndarray:
             f"unreachable running position: {nx} X and {no} O stones with player {mover} to move"
         )
     me, opp = (x, o) if mover == 0 else (o, x)
-    return np.asarray(_solve_masks(me, opp), np.float32)
-
-
-def count_minimax_nodes(method: str) -> int:
-    """Number of nodes a full search of the empty board visits.
-
-    Every position entered counts once, the root and the finished games at the
-    leaves included (a game stops at a line or a full board).  No memo.
-
-    Args:
-      method: ``"minimax"``: plain minimax, cells tried in order 0..8 (the
-        whole game tree: 549,946 nodes); ``"alphabeta"``: alpha-beta (Knuth &
-        Moore 1975), same order, root window ``(-inf, +inf)``;
-        ``"alphabeta_ordered"``: the same with immediate wins first, then
-        forced blocks, then centre, corners, edges.
-    Returns:
-      ``int``, the node count.
-    Raises:
-      ValueError: for any other ``method``.
-    """
-    if method not in _COUNT_METHODS:
-        raise ValueError(f"method must be one of {_COUNT_METHODS}, got {method!r}")
-    count = 0
-    inf = 2  # larger than any game value
-
-    def search(me: int, opp: int, alpha: int, beta: int, prune: bool, ordered: bool) -> int:
-        # Negamax; without `prune` it is plain minimax (every node visited).
-        nonlocal count
-        count += 1
-        if _has_line_py(opp):
-            return -1
-        occ = me | opp
-        if occ == _ALL:
-            return 0
-        moves = _ordered_moves(me, opp) if ordered else [c for c in range(9) if not occ >> c & 1]
-        best = -inf
-        for c in moves:
-            best = max(best, -search(opp, me | (1 << c), -beta, -alpha, prune, ordered))
-            alpha = max(alpha, best)
-            if prune and alpha >= beta:
-                break
-        return best
-
-    value = search(0, 0, -inf, inf, method != "minimax", method == "alphabeta_ordered")
-    assert value == 0, value  # tic-tac-toe is a draw
-    return count
-
-
-@functools.lru_cache(maxsize=None)
-def solution_table() -> np.ndarray:
-    """Perfect-play values of every action of every tic-tac-toe board.
-
-    Returns:
-      ``numpy.int8[19683, 9]`` (read-only, built on the first call and cached):
-      row ``idx = sum(cell_state[i] * 3**i)`` (``cell_state`` 0 empty, 1 X,
-      2 O; cell ``i`` as in the actions) holds :func:`solve`'s values for the
-      player to move (X if the counts are equal, else O) as ``int8``
-      (+1/0/-1), with ``-2`` for illegal actions.  Rows of unreachable boards
-      (bad stone counts) and of finished boards (a line, or full) are all -2.
-    """
-    table = np.full((3**9, 9), -2, np.int8)
-    for idx in range(3**9):
-        x = o = 0
-        r = idx
-        for i in range(9):
-            r, s = divmod(r, 3)
-            if s == 1:
-                x |= 1 << i
-            elif s == 2:
-                o |= 1 << i
-        diff = bin(x).count("1") - bin(o).count("1")
-        if diff not in (0, 1) or x | o == _ALL or _has_line_py(x) or _has_line_py(o):
-            continue
-        me, opp = (x, o) if diff == 0 else (o, x)
-        vals = _solve_masks(me, opp)
-        table[idx] = [-2 if v != v else int(v) for v in vals]
-    table.flags.writeable = False
-    return table
+    return np.asarray(solve_masks(me, opp), np.float32)
 
 
 def perfect_action_values(env: Env) -> jax.Array:

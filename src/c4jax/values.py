@@ -21,7 +21,8 @@ import jax
 import jax.numpy as jnp
 import mctx
 
-from c4jax.env import Env, win_else_block_moves
+from c4jax.env import Env
+from c4jax.rollout import win_else_block_moves
 from c4jax.keys import as_key, keys_for_games
 from c4jax.validation import check_choice, check_int
 
@@ -52,7 +53,7 @@ def prior_logits(
 
     Args:
       env: one game, or a batch (leading axes; ``vmap`` ped inside, as the
-        games' functions, :func:`c4jax.env.one_game_or_batch`).
+        games' functions, :func:`c4jax.inputs.one_game_or_batch`).
       prior: ``"uniform"``: equal logits over the legal actions.
         ``"heuristic"``: the moves that win at once get ``HEURISTIC_LOGIT_GAP``
         more logit than the other legal moves; if there is none, the moves that
@@ -185,14 +186,16 @@ def leaf_value(
     return jnp.where(env.done, 0.0, value).astype(jnp.float32)
 
 
-def make_root_fn(
-    *,
-    prior: str = "uniform",
-    num_rollouts: int = 1,
-    rollout_policy: str = "uniform",
-    prior_fn: Callable | None = None,
-    value_fn: Callable | None = None,
-):
+def _check_evaluation(prior, rollout_policy, prior_fn, value_fn) -> None:
+    """ValueError naming the first bad argument of an evaluation."""
+    check_choice("prior", prior, PRIORS)
+    check_choice("rollout_policy", rollout_policy, ROLLOUT_POLICIES)
+    _check_callable("prior_fn", prior_fn)
+    _check_callable("value_fn", value_fn)
+
+
+def make_root_fn(*, prior: str = "uniform", num_rollouts: int = 1, rollout_policy: str = "uniform",
+                 prior_fn: Callable | None = None, value_fn: Callable | None = None):
     """A root function for driving mctx yourself.
 
     Returns ``root_fn(params, rng_key, env) -> mctx.RootFnOutput`` for a batch
@@ -203,10 +206,7 @@ def make_root_fn(
     ``invalid_actions = ~vmap(env.game.legal_action_mask)(env)``.
     ``prior_fn``, ``value_fn``: as :func:`prior_logits` and :func:`leaf_value`.
     """
-    check_choice("prior", prior, PRIORS)
-    check_choice("rollout_policy", rollout_policy, ROLLOUT_POLICIES)
-    _check_callable("prior_fn", prior_fn)
-    _check_callable("value_fn", value_fn)
+    _check_evaluation(prior, rollout_policy, prior_fn, value_fn)
 
     def root_fn(params, rng_key, env: Env) -> mctx.RootFnOutput:
         del params
@@ -225,14 +225,8 @@ def make_root_fn(
     return root_fn
 
 
-def make_recurrent_fn(
-    *,
-    prior: str = "uniform",
-    num_rollouts: int = 1,
-    rollout_policy: str = "uniform",
-    prior_fn: Callable | None = None,
-    value_fn: Callable | None = None,
-):
+def make_recurrent_fn(*, prior: str = "uniform", num_rollouts: int = 1, rollout_policy: str = "uniform",
+                      prior_fn: Callable | None = None, value_fn: Callable | None = None):
     """A recurrent function for driving mctx yourself.
 
     Returns ``recurrent_fn(params, rng_key, action, env)`` -> ``(mctx.RecurrentFnOutput,
@@ -242,10 +236,7 @@ def make_recurrent_fn(
     Row ``b`` evaluates with ``jax.random.split(rng_key, B)[b]``.
     ``prior_fn``, ``value_fn``: as :func:`prior_logits` and :func:`leaf_value`.
     """
-    check_choice("prior", prior, PRIORS)
-    check_choice("rollout_policy", rollout_policy, ROLLOUT_POLICIES)
-    _check_callable("prior_fn", prior_fn)
-    _check_callable("value_fn", value_fn)
+    _check_evaluation(prior, rollout_policy, prior_fn, value_fn)
 
     def recurrent_fn(params, rng_key, action, env: Env):
         del params

@@ -1,0 +1,127 @@
+"""Rollouts: the playout loop every game shares, its counter-based random
+bits, and the win-else-block rule that the heuristic rollout, prior and
+player share.  Trace-time helpers (no arrays at import).
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+from c4jax.env import Env, result_for_player_to_move, with_opponent_to_move
+from c4jax.keys import as_key
+
+__all__ = ["hash_u32", "rollout_random", "pick_uniform", "seed_from_key", "win_else_block",
+           "win_else_block_moves", "playout"]
+
+
+_GOLDEN = 0x9E3779B9
+
+
+def hash_u32(x: jax.Array) -> jax.Array:
+    """A counter-based 32-bit mixing hash (lowbias32 constants, C. Wellons).
+
+    Args:
+      x: ``uint32[...]``.
+    Returns:
+      ``uint32[...]``, well-mixed bits: consecutive counters give independent
+      looking values, so one seed drawn from a JAX key drives a whole rollout.
+    """
+    x = x.astype(jnp.uint32)
+    x = x ^ (x >> 16)
+    x = x * jnp.uint32(0x7FEB352D)
+    x = x ^ (x >> 15)
+    x = x * jnp.uint32(0x846CA68B)
+    x = x ^ (x >> 16)
+    return x
+
+
+def rollout_random(seed: jax.Array, counter: jax.Array) -> jax.Array:
+    """``uint32[]`` random bits for step ``counter`` of the rollout ``seed``."""
+    return hash_u32(seed + counter.astype(jnp.uint32) * jnp.uint32(_GOLDEN))
+
+
+def pick_uniform(mask: jax.Array, bits: jax.Array) -> jax.Array:
+    """One-hot choice, uniform over the ``True`` entries of ``mask``.
+
+    Args:
+      mask: ``bool[A]``, at least one entry ``True`` (A <= 256).
+      bits: ``uint32[]`` random bits.
+    Returns:
+      ``bool[A]`` with exactly one ``True`` (all ``False`` if ``mask`` is).
+      The index is ``floor(u * n)`` with ``u`` from the top 24 bits, so the
+      bias is below ``2**-24`` per move.
+    """
+    m = mask.astype(jnp.uint32)
+    n = jnp.sum(m, axis=-1, dtype=jnp.uint32)
+    r = ((bits >> 8) * n) >> 24
+    return mask & (jnp.cumsum(m, axis=-1, dtype=jnp.uint32) == r + 1)
+
+
+def seed_from_key(key: jax.Array) -> jax.Array:
+    """``uint32[]`` seed for :func:`rollout_random`; the key is consumed."""
+    return jax.random.bits(key, (), jnp.uint32)
+
+
+def win_else_block(win: jax.Array, block: jax.Array, otherwise: jax.Array | None) -> jax.Array:
+    """The win-else-block rule (the heuristic of the Connect 4 mctx
+    tutorials; the heuristic prior, rollout and player): ``bool[A]``, the
+    moves that win at once if there is one, else those that block the
+    opponent's immediate win if there is one, else ``otherwise`` (``None``:
+    no move, one select fewer, as the prior needs)."""
+    if otherwise is None:
+        return jnp.where(jnp.any(win), win, block)
+    return jnp.where(jnp.any(win), win, jnp.where(jnp.any(block), block, otherwise))
+
+
+def win_else_block_moves(env: Env, otherwise: jax.Array | None) -> jax.Array:
+    """:func:`win_else_block` of one game's position: its winning moves, and
+    the opponent's (the moves that block them), from ``winning_moves``."""
+    game = env.game
+    legal = game.legal_action_mask(env)
+    win = game.winning_moves(env)
+    block = game.winning_moves(with_opponent_to_move(env)) & legal
+    return win_else_block(win, block, otherwise)
+
+
+def playout(key, env: Env, *, words, legal, wins, drop, has_line, heuristic: bool) -> jax.Array:
+    """The rollout loop every game shares, on mover-relative bit words.
+
+    Game hooks (on the game's word shape ``S``: ``[cols]`` or ``[]``):
+    ``words(env) -> (stones_p0, stones_p1)``; ``legal(occ) -> bool[A]``;
+    ``wins(stones, occ) -> bool[A]`` (moves completing a line, for the
+    heuristic policy); ``drop(onehot bool[A], occ) -> S`` (the new stone's
+    bits); ``has_line(stones) -> bool[]``.
+
+    Returns ``float32[]``: the result for the player to move in ``env``
+    (+1/0/-1); a finished ``env`` is not played (its own result).
+    Raises ``ValueError`` for a ``key`` that is not one PRNG key.
+    """
+    key = as_key(key)
+    if key.shape != ():
+        raise ValueError(f"a rollout of one game takes one key; got keys of shape {key.shape}")
+    seed = seed_from_key(key)
+    p0, p1 = words(env)
+    mine = jnp.where(env.to_move == 0, p0, p1)
+    max_plies = env.game.max_plies
+
+    def cond(state):
+        return ~state[3]
+
+    def body(state):
+        cur, occ, ply, _, i, _ = state
+        mask = legal(occ)
+        if heuristic:
+            win = wins(cur, occ)
+            mask = win_else_block(win, wins(cur ^ occ, occ), mask)
+        bits = drop(pick_uniform(mask, rollout_random(seed, i)), occ)
+        me = cur | bits
+        occ = occ | bits
+        ply = ply + 1
+        won = has_line(me)
+        # float32 literals: under JAX_ENABLE_X64 a bare 1.0 would be float64.
+        result = jnp.where(won, jnp.where(i % 2 == 0, jnp.float32(1), jnp.float32(-1)), jnp.float32(0))
+        return (occ ^ me, occ, ply, won | (ply >= max_plies), i + 1, result)
+
+    init = (mine, p0 | p1, env.ply, env.done, jnp.int32(0), result_for_player_to_move(env))
+    return jax.lax.while_loop(cond, body, init)[5].astype(jnp.float32)
