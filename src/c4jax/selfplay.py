@@ -28,7 +28,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from c4jax import registry
-from c4jax.arena import GameRecord
+from c4jax.records import GameRecord
 from c4jax.devices import compile_game_loop, game_mesh, padded_games, round_up
 from c4jax.env import NO_WINNER, Env
 from c4jax.keys import as_key
@@ -182,57 +182,37 @@ def selfplay(
     """Self-play games of one MCTS with subtree reuse against itself.
 
     Args:
-      key: PRNG key (typed of any implementation, or a raw
-        ``jax.random.PRNGKey``); game ``g`` uses
-        ``jax.random.fold_in(key, g)``.
-      num_simulations: new simulations per move (int >= 1); the subtree kept
-        from the last move comes on top.
-      games: how many games (``G``: games ``0..G-1``), or the game indices
-        to play (e.g. the ones a resumed run lacks, or one process's share).
-      env: the unbatched, running start position (default: standard
-        Connect 4's empty board); any game and board size.
-      temperature_plies: plies (from the start position) whose move is
-        sampled from the root's visit counts; later moves are the search's
-        own choice (most visited, proven results first).
-      temperature: > 0; the move is sampled with probability
-        ``visits ** (1 / temperature)`` among the moves not proven to lose.
-      devices: local devices to shard every batch of games over (default:
-        all; :func:`c4jax.devices.game_mesh`).
-      batch_size: games per compiled batch, rounded up to a multiple of the
-        devices (padding rows are finished games that never move); one
-        compiled program serves every call with the same batch size.
-        Default: all the games, up to 1,024.
-      seed: ``None`` or an int in ``0..2**32 - 1``, stamped on every record
-        (``"seed"``), for a resumed run to check
-        that it continues the same run (with :func:`run_settings`, stamped
-        as ``"settings"``).
-      on_batch: called with each batch's records (in index order) once the
-        batch is over, before the next starts (the CLI appends them to its
-        file here).
-      keep_games: False: the result holds no records (``games`` empty), so
-        that a long run streamed through ``on_batch`` keeps only one batch in
-        memory (a Connect 4 record with its visit counts is a few KB);
-        needs ``on_batch``.
+      key: a PRNG key; game ``g`` uses ``jax.random.fold_in(key, g)``.
+      num_simulations: new simulations per move (int >= 1), on top of the
+        subtree kept from the last move.
+      games: how many games (``G``: games ``0..G-1``), or the game indices to
+        play (those a resumed run lacks, one process's share).
+      env: the unbatched, running start position (default: standard Connect 4).
+      temperature_plies, temperature: the first ``temperature_plies`` moves
+        are sampled with probability ``visits ** (1 / temperature)`` among the
+        moves not proven to lose; later ones are the search's own choice.
+      devices: local devices to shard every batch over (default: all).
+      batch_size: games per compiled batch (default: all, up to 1,024),
+        rounded up to a multiple of the devices with finished padding games.
+      seed: ``None`` or an int in ``0..2**32 - 1``, stamped on every record.
+      on_batch: called with each batch's records (index order) when it ends.
+      keep_games: False: the result holds no records (stream them through
+        ``on_batch``, which it then needs).
       progress: show a rich progress bar.
-      **options: :func:`c4jax.run_mcts`'s options (``dirichlet_fraction``
-        and ``dirichlet_alpha`` for root noise, ``selection``, ``prior``,
-        ``value_fn``, ...; ``options=SearchOptions(...)``); ``lanes``
-        defaults to 1 (a batch's default) even where a device holds one game.
+      **options: :func:`c4jax.run_mcts`'s options (``lanes`` defaults to 1).
     Returns:
-      :class:`SelfPlayResult`; every record's ``x`` and ``o`` are the
-      player's name (``mcts:N``), ``visits[p]`` the root's visit counts at
-      ply ``p`` (summing to ``num_simulations`` plus the visits of the kept
-      subtree's root, less its expansion), ``values[p]`` the root value for
-      the player to move.
+      :class:`SelfPlayResult`; record ``visits[p]`` holds the root's visit
+      counts at ply ``p``, ``values[p]`` the root value for the player to move.
     Raises:
-      ValueError: a bad key, count, index list, temperature, device count
-        or batch size, a finished or batched ``env``, ``keep_games=False``
-        without ``on_batch``, or bad search options
-        (named as :func:`c4jax.run_mcts` names them).
+      ValueError: a bad key, count, index list, temperature, device count or
+        batch size, a finished or batched ``env``, ``keep_games=False``
+        without ``on_batch``, or bad search options.
     """
     num_simulations = check_int("num_simulations", num_simulations, 1)
     if isinstance(games, (int, np.integer)):  # bools are refused by check_int
         indices = list(range(check_int("games", games, 1, MAX_GAMES)))
+    elif isinstance(games, (str, bytes)):
+        raise ValueError(f"games must be an int >= 1 or a list of game indices; got {games!r}"[:120])
     else:
         try:
             indices = list(games)
