@@ -17,7 +17,7 @@ from typing import Any, Callable
 
 from c4jax.validation import check_choice
 
-__all__ = ["make", "register", "registered", "spec"]
+__all__ = ["make", "register", "registered", "parameters", "spec"]
 
 
 def _connect4(rows=6, cols=7, connect=4):
@@ -61,12 +61,25 @@ def registered() -> tuple[str, ...]:
     return tuple(sorted(_FACTORIES))
 
 
-def _parameters(factory) -> str:
-    """The keyword parameters ``factory`` takes, for a message."""
+def parameters(name: str) -> tuple[str, ...] | None:
+    """The keyword parameters the factory of game ``name`` takes (``None``
+    when its signature cannot be read).
+
+    Raises:
+      ValueError: an unknown name.
+    """
+    check_choice("game", name, registered())
     try:
-        names = [p.name for p in inspect.signature(factory).parameters.values()
-                 if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+        return tuple(p.name for p in inspect.signature(_FACTORIES[name]).parameters.values()
+                     if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY))
     except (TypeError, ValueError):
+        return None
+
+
+def _parameters(name: str) -> str:
+    """The keyword parameters game ``name`` takes, for a message."""
+    names = parameters(name)
+    if names is None:
         return "other parameters"
     return f"the parameters {', '.join(names)}" if names else "no parameters"
 
@@ -88,7 +101,7 @@ def make(name: str, /, **params: Any):
     try:
         inspect.signature(factory).bind(**params)
     except TypeError:
-        raise ValueError(f"game {name!r} takes {_parameters(factory)}; got {sorted(params)}") from None
+        raise ValueError(f"game {name!r} takes {_parameters(name)}; got {sorted(params)}") from None
     except ValueError:  # no signature to check (a builtin): the call decides
         pass
     game = factory(**params)

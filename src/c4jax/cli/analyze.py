@@ -4,21 +4,11 @@ from __future__ import annotations
 
 import json
 import os
+import re
 
-from c4jax.cli.common import (
-    PREPARING,
-    Formatter,
-    UsageError,
-    check_writable,
-    file_arg,
-    make_game,
-    parse_moves,
-    print_board,
-    print_table,
-    search_options,
-    seed_arg,
-    status,
-)
+from c4jax.cli.args import command_parser, file_arg, search_options, seed_arg, UsageError
+from c4jax.cli.console import PREPARING, print_board, print_table, status
+from c4jax.cli.from_args import check_writable, make_game, parse_moves, separated_moves
 
 ANALYZE_EPILOG = """\
 examples:
@@ -35,15 +25,10 @@ examples:
 
 def add_parser(sub, game, search_parent, common) -> None:
     """Adds the ``analyze`` command to the subparsers ``sub``."""
-    p = sub.add_parser(
-        "analyze",
-        parents=[game, search_parent(1000), common],
-        help="search a position and show every move's statistics",
-        description="Search a position with MCTS; show the board and a table of every legal move\n"
-        "(visits, Q-value for the player to move, what the solver proved, prior), the best move marked.",
-        epilog=ANALYZE_EPILOG,
-        formatter_class=Formatter,
-    )
+    p = command_parser(sub, "analyze", [game, search_parent(1000), common], ANALYZE_EPILOG,
+                       help="search a position and show every move's statistics",
+                       description="Search a position with MCTS; show the board and a table of every legal move\n"
+                       "(visits, Q-value for the player to move, what the solver proved, prior), the best move marked.")
     p.add_argument(
         "moves", metavar="MOVES", nargs="?", default="",
         help="the moves so far, 1-based columns (Connect 4) or cells 1-9 (tic-tac-toe), e.g. 4453; "
@@ -152,7 +137,7 @@ def analysis_json(game, env, out, moves: str | None, simulations: int) -> dict:
     children = move_stats(out, env)
     return {
         "game": game.name,
-        **({"rows": game.rows, "cols": game.cols, "connect": game.connect} if game.name == "connect4" else {}),
+        **getattr(game, "params", {}),
         "moves": None if moves is None else _moves_list(game, moves),
         "board": ["".join(".XO"[v] for v in row) for row in np.asarray(game.board_array(env)).tolist()],
         "to_move": "XO"[int(env.to_move)],
@@ -169,10 +154,8 @@ def analysis_json(game, env, out, moves: str | None, simulations: int) -> dict:
 
 def _moves_list(game, text: str) -> list[int]:
     """The MOVES argument as 1-based ints (digits, or comma-separated on wide boards)."""
-    import re
-
     text = text.strip()
-    if game.name == "connect4" and game.cols > 9:
+    if separated_moves(game):
         return [int(t) for t in re.split(r"[,\s]+", text) if t]
     return [int(ch) for ch in text if ch.isdigit()]
 
@@ -215,7 +198,7 @@ def _plot_visits(path: str, game, out, legal, moves: str) -> None:
         ax.xaxis.set_major_locator(MaxNLocator(nbins=16, integer=True))
     ax.set_xlabel(move_label(game))
     ax.set_ylabel("visits")
-    name = "tic-tac-toe" if game.name == "tictactoe" else repr(game)
+    name = getattr(game, "title", game.name)
     ax.set_title(f"{name}, moves {moves or '(none)'}: best {move_label(game)} {best + 1}")
     fig.tight_layout()
     try:

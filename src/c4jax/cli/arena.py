@@ -2,18 +2,9 @@
 
 from __future__ import annotations
 
-from c4jax.cli.common import (
-    Formatter,
-    UsageError,
-    check_devices,
-    check_writable,
-    MAX_GAMES,
-    file_arg,
-    int_arg,
-    print_table,
-    make_game,
-    seed_arg,
-)
+from c4jax.cli.args import MAX_GAMES, command_parser, file_arg, int_arg, seed_arg, UsageError
+from c4jax.cli.console import print_table
+from c4jax.cli.from_args import check_devices, check_writable, make_game
 
 ARENA_EPILOG = """\
 players: random, heuristic (win, else block, else random), mcts:N (N simulations
@@ -28,15 +19,10 @@ examples:
 
 def add_parser(sub, game, search_parent, common) -> None:
     """Adds the ``arena`` command to the subparsers ``sub``."""
-    p = sub.add_parser(
-        "arena",
-        parents=[game, common],
-        help="play games between two players",
-        description="Play G games between two players (they alternate moving first), batched and\n"
-        "jitted; show a progress bar, then wins/draws/losses with 95% Wilson intervals and Elo.",
-        epilog=ARENA_EPILOG,
-        formatter_class=Formatter,
-    )
+    p = command_parser(sub, "arena", [game, common], ARENA_EPILOG,
+                       help="play games between two players",
+                       description="Play G games between two players (they alternate moving first), batched and\n"
+                       "jitted; show a progress bar, then wins/draws/losses with 95% Wilson intervals and Elo.")
     p.add_argument("player_a", metavar="PLAYER_A", help="e.g. mcts:1000")
     p.add_argument("player_b", metavar="PLAYER_B", help="e.g. random")
     p.add_argument(
@@ -56,7 +42,8 @@ def add_parser(sub, game, search_parent, common) -> None:
 def run(args, con, t_start: float) -> int:
     import jax
 
-    from c4jax.arena import arena, write_games
+    from c4jax.arena import arena
+    from c4jax.records import write_games
     from c4jax.players import parse_player
 
     game = make_game(args)
@@ -73,7 +60,7 @@ def run(args, con, t_start: float) -> int:
             players.append(parse_player(spec))
         except ValueError as e:
             raise UsageError(str(e)) from None
-        if spec.strip().lower() == "perfect" and game.name != "tictactoe":
+        if spec.strip().lower() == "perfect" and not hasattr(game, "perfect_action_values"):
             raise UsageError("the perfect player plays tic-tac-toe only: add --game tictactoe")
     if args.out:
         check_writable(args.out, "the games")

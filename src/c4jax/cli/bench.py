@@ -9,10 +9,7 @@ import re
 import sys
 import time
 
-from c4jax.cli.common import (
-    Formatter,
-    UsageError,
-)
+from c4jax.cli.args import command_parser, UsageError
 
 BENCH_EPILOG = """\
 In a source checkout with the [bench] extras (pgx, open_spiel) this imports the
@@ -33,14 +30,9 @@ examples:
 
 def add_parser(sub, game, search_parent, common) -> None:
     """Adds the ``bench`` command to the subparsers ``sub``."""
-    p = sub.add_parser(
-        "bench",
-        parents=[common],
-        help="time the environment and the search",
-        description="Throughput of c4jax on this machine: env rollouts/s and run_mcts simulations/s.",
-        epilog=BENCH_EPILOG,
-        formatter_class=Formatter,
-    )
+    p = command_parser(sub, "bench", [common], BENCH_EPILOG,
+                       help="time the environment and the search",
+                       description="Throughput of c4jax on this machine: env rollouts/s and run_mcts simulations/s.")
     p.add_argument("--quick", action="store_true", help="a short run: small shapes or few timed rounds")
     which = p.add_mutually_exclusive_group()
     which.add_argument(

@@ -12,17 +12,9 @@ import sys
 import threading
 import time
 
-from c4jax.cli.common import (
-    PREPARING,
-    Formatter,
-    hard_exit,
-    make_game,
-    print_board,
-    print_table,
-    search_options,
-    seed_arg,
-    status,
-)
+from c4jax.cli.args import command_parser, search_options, seed_arg
+from c4jax.cli.console import PREPARING, hard_exit, print_board, print_table, status
+from c4jax.cli.from_args import make_game
 
 PLAY_EPILOG = """\
 examples:
@@ -41,14 +33,9 @@ at the prompt: a column (Connect 4, 1-based) or a cell 1-9 (tic-tac-toe);
 
 def add_parser(sub, game, search_parent, common) -> None:
     """Adds the ``play`` command to the subparsers ``sub``."""
-    p = sub.add_parser(
-        "play",
-        parents=[game, search_parent(1000), common],
-        help="play against the MCTS AI in the terminal",
-        description="Play Connect 4 or tic-tac-toe against MCTS in the terminal.",
-        epilog=PLAY_EPILOG,
-        formatter_class=Formatter,
-    )
+    p = command_parser(sub, "play", [game, search_parent(1000), common], PLAY_EPILOG,
+                       help="play against the MCTS AI in the terminal",
+                       description="Play Connect 4 or tic-tac-toe against MCTS in the terminal.")
     p.add_argument(
         "--first", choices=("human", "ai"), default="human",
         help="who moves first and plays X (default: human)",
@@ -274,10 +261,7 @@ def run(args, con, t_start: float) -> int:
     state = _Game(game, human)
     label = move_label(game)
     n_actions = game.num_actions
-    gname = "tic-tac-toe" if game.name == "tictactoe" else (
-        "Connect 4" if (game.rows, game.cols, game.connect) == (6, 7, 4)
-        else f"Connect {game.connect} on {game.rows}x{game.cols}"
-    )
+    gname = getattr(game, "title", game.name)
     con.print(
         f"[bold]c4jax play[/bold]: {gname}. You are [bold]{'XO'[human]}[/bold] and move "
         f"{'first' if human == 0 else 'second'}."

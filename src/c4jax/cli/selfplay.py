@@ -9,17 +9,8 @@ import os
 import re
 
 from c4jax import registry
-from c4jax.cli.common import (
-    Formatter,
-    UsageError,
-    check_devices,
-    check_writable,
-    file_arg,
-    int_arg,
-    make_game,
-    search_options,
-    seed_arg,
-)
+from c4jax.cli.args import command_parser, file_arg, int_arg, search_options, seed_arg, UsageError
+from c4jax.cli.from_args import check_devices, check_writable, make_game
 
 SELFPLAY_EPILOG = """\
 Every line of FILE is one game: game, x, o, result ("X", "O" or "draw"), plies,
@@ -41,16 +32,11 @@ MAX_GAMES = 100_000_000
 
 def add_parser(sub, game, search_parent, common) -> None:
     """Adds the ``selfplay`` command to the subparsers ``sub``."""
-    p = sub.add_parser(
-        "selfplay",
-        parents=[game, search_parent(200), common],
-        help="self-play games with the search's visit counts, as JSON lines",
-        description="Self-play: both sides the same MCTS with subtree reuse; the first plies sampled\n"
-        "from the visit counts, then the most visited move.  Writes one JSON line per game\n"
-        "with every ply's root visit counts and value (AlphaZero-style training data).",
-        epilog=SELFPLAY_EPILOG,
-        formatter_class=Formatter,
-    )
+    p = command_parser(sub, "selfplay", [game, search_parent(200), common], SELFPLAY_EPILOG,
+                       help="self-play games with the search's visit counts, as JSON lines",
+                       description="Self-play: both sides the same MCTS with subtree reuse; the first plies sampled\n"
+                       "from the visit counts, then the most visited move.  Writes one JSON line per game\n"
+                       "with every ply's root visit counts and value (AlphaZero-style training data).")
     p.add_argument("--games", type=int_arg, default=100, help="number of games (default: 100)")
     p.add_argument("--seed", type=seed_arg, default=0, help="random seed (default: 0)")
     p.add_argument("--out", metavar="FILE", type=file_arg, required=True, help="the JSON-lines file to write")
@@ -214,7 +200,7 @@ def _existing(path: str, run: dict, share: tuple[int, int], con) -> list:
     dropped from the file, but only once the whole lines before it have
     been checked to be this run's records: a file of anything else is left
     as it was."""
-    from c4jax.arena import records_from_bytes
+    from c4jax.records import records_from_bytes
 
     if not os.path.exists(path):
         return []
@@ -257,7 +243,7 @@ def merge_parts(out: str, run: dict) -> int:
     player, seed, settings and games) and that every game ``0..games-1`` is
     there exactly once; removes the parts.  Returns the number of games.
     UsageError when parts or games are missing, doubled or of another run."""
-    from c4jax.arena import read_games
+    from c4jax.records import read_games, write_games
 
     parts = sorted(glob.glob(glob.escape(out) + ".part-*-of-*"))
     counts = {int(m.group(1)) for p in parts if (m := re.search(r"\.part-\d+-of-(\d+)$", p))}
@@ -302,12 +288,7 @@ def merge_parts(out: str, run: dict) -> int:
             f"(missing: {lacking[:5]}{'...' if len(lacking) > 5 else ''}); resume the processes first, "
             "or give that run's --games"
         )
-    tmp = f"{out}.merging"
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.writelines(by_index[g].to_json() + "\n" for g in range(games))
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, out)
+    write_games(out, [by_index[g] for g in range(games)])
     for p in expected:
         os.remove(p)
     return games

@@ -1,0 +1,126 @@
+"""The commands' terminal output: the rich console (colour and width rules),
+the status line while compiling, any output encoding, tables and boards that
+never squash a column or break a row, and a hard exit."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+
+MIN_WIDTH = 40  # the narrowest output drawn (a narrower terminal wraps it)
+
+
+PREPARING = "preparing the search (compiled on the first run of a board size and setting only)"
+
+
+def console(**kw):
+    """The commands' rich Console (highlighting off).  ``NO_COLOR`` (any
+    value) and ``TERM=dumb`` turn every escape code off, ``FORCE_COLOR``
+    turns colour on in a pipe, ``COLUMNS`` sets the width (80 in a pipe)."""
+    from rich.console import Console
+
+    # rich drops colours under NO_COLOR but still writes bold and underline
+    # codes, and FORCE_COLOR overrides TERM=dumb: no styles at all in either.
+    if os.environ.get("NO_COLOR") or os.environ.get("TERM", "").lower() in ("dumb", "unknown"):
+        kw.setdefault("color_system", None)
+    con = Console(highlight=False, **kw)
+    if con.width < MIN_WIDTH:  # COLUMNS=0 made rich print nothing, 1 a letter per line
+        con.width = MIN_WIDTH
+    return con
+
+
+@contextlib.contextmanager
+def status(text: str):
+    """A status line with a spinner on standard error while the block runs
+    (compiling, searching): standard output stays the command's own; nothing
+    is drawn when standard error is not a terminal."""
+    err = console(stderr=True)
+    if not err.is_terminal:
+        yield
+        return
+    with err.status(text, spinner="line" if ascii_only(err) else "dots"):
+        yield
+
+
+GLYPHS = "\u00b7\u2501\u2502"  # the board's empty cell, rich's table and bar lines
+
+
+def ascii_only(con) -> bool:
+    """Whether ``con``'s output encoding cannot carry the board's glyphs
+    (ASCII, Latin-1 without the box lines, an unknown codec): the board then
+    draws empty cells as ``.`` (rich switches its tables to ASCII itself)."""
+    try:
+        GLYPHS.encode(con.encoding)
+    except (LookupError, UnicodeEncodeError):
+        return True
+    return False
+
+
+def tolerate_any_encoding() -> None:
+    """Makes ``sys.stdout`` and ``sys.stderr`` replace what their encoding
+    cannot write (``?``) instead of raising ``UnicodeEncodeError``: a
+    non-UTF-8 terminal or pipe (``PYTHONIOENCODING=ascii``, a
+    Windows code page) never ends a command with a traceback."""
+    for name in ("stdout", "stderr"):
+        stream = getattr(sys, name)
+        if stream is None:  # started with the stream closed (>&-)
+            setattr(sys, name, open(os.devnull, "w"))
+            continue
+        try:
+            GLYPHS.encode(stream.encoding or "ascii")
+        except (LookupError, UnicodeEncodeError):
+            with contextlib.suppress(AttributeError, ValueError, OSError):
+                stream.reconfigure(errors="replace")
+
+
+def _unsquashed_width(table) -> int:
+    """The width ``table`` needs with every ``no_wrap`` column at its widest
+    cell and the others at their longest word (rich's own measure lets it
+    squash ``no_wrap`` columns too)."""
+    from rich.cells import cell_len
+
+    total = 0
+    for col in table.columns:
+        cells = [str(c) for c in col._cells] + [str(col.header)]
+        if col.no_wrap:
+            width = max(cell_len(c) for c in cells)
+        else:
+            width = max([col.min_width or 1] + [cell_len(w) for c in cells for w in c.split()])
+        total += width + 2  # one space of padding each side
+    return total + len(table.columns) + 1  # the column lines
+
+
+def print_table(con, table) -> None:
+    """Prints a rich Table without squashing a column: the columns that do
+    not wrap (moves, visits, values) keep their width and only the principal
+    variation folds; a terminal narrower than that gets a wider table (its
+    lines run past the edge) rather than cropped numbers."""
+    needed = _unsquashed_width(table)
+    if needed <= con.width:
+        con.print(table)
+        return
+    width = con.width
+    con.width = needed  # rich's print(width=...) cannot go past the console's width
+    try:
+        con.print(table, crop=False)
+    finally:
+        con.width = width
+
+
+def print_board(con, game, env) -> None:
+    """Draws one game on ``con``: ASCII where its encoding needs it, and a
+    board wider than the console (or a pipe's 80 columns) one character per
+    cell, so that no row breaks."""
+    con.print(
+        game.render_rich(env, ascii_only=ascii_only(con), width=con.width),
+        no_wrap=True, overflow="ignore", crop=False,
+    )
+
+
+def hard_exit(code: int) -> None:
+    """Flushes the output and ends the process at once (``os._exit``)."""
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(code)

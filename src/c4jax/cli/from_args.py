@@ -1,0 +1,115 @@
+"""The library's objects from the parsed arguments, checked: the game, the
+position of a MOVES argument, the compilation cache folder, files to write
+and the devices to use.  Each refusal is a :class:`UsageError`."""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import re
+import sys
+from typing import Any
+
+from c4jax import registry
+from c4jax.cache import default_cache_dir
+from c4jax.cache import enable_compilation_cache as enable_cache
+from c4jax.cli.args import GAMES, PROG, UsageError, shown
+
+def cache_dir(args) -> pathlib.Path | None:
+    """The cache folder of ``--cache-dir``/``--no-cache``, else the per-user
+    default (:func:`c4jax.cache.default_cache_dir`)."""
+    if getattr(args, "no_cache", False):
+        return None
+    if getattr(args, "cache_dir", None):
+        return pathlib.Path(args.cache_dir).expanduser()
+    return default_cache_dir()
+
+
+def enable_compilation_cache(path: pathlib.Path | None) -> pathlib.Path | None:
+    """:func:`c4jax.cache.enable_compilation_cache` in ``path``; a folder
+    that cannot be created or written is one warning line on stderr, and
+    the command runs without the cache (``None``)."""
+    if path is None:
+        return None
+    try:
+        return enable_cache(path)
+    except OSError as e:
+        sys.stderr.write(
+            f"{PROG}: warning: cannot use the compilation cache {str(path)!r} "
+            f"({e.strerror or type(e).__name__}); running without it\n"
+        )
+        return None
+
+
+def make_game(args):
+    """The game named by ``--game/--rows/--cols/--connect``; UsageError for a
+    bad size (connect4.make's message)."""
+    sizes = {k: v for k in ("rows", "cols", "connect") if (v := getattr(args, k)) is not None}
+    wrong = [k for k in sizes if k not in (registry.parameters(args.game) or ())]
+    if wrong:
+        given = [f"--{k}" for k in wrong]
+        owners = [g for g in GAMES if set(wrong) <= set(registry.parameters(g) or ())]
+        raise UsageError(f"{'/'.join(given)} {'applies' if len(given) == 1 else 'apply'} to "
+                         f"{' and '.join(owners)} only, not to {args.game}")
+    try:
+        return registry.make(args.game, **sizes)
+    except ValueError as e:
+        raise UsageError(f"bad board size: {e}") from None
+
+
+def separated_moves(game) -> bool:
+    """Whether MOVES of ``game`` are numbers separated by commas or spaces
+    (more than 9 actions), rather than one digit per move."""
+    return game.num_actions > 9
+
+
+def parse_moves(game, text: str):
+    """An Env from a MOVES argument; UsageError naming the bad move."""
+    from c4jax.analysis import move_label
+
+    text = text.strip()
+    moves: Any = text
+    if separated_moves(game) and text:
+        moves = []
+        for i, tok in enumerate(t for t in re.split(r"[,\s]+", text) if t):
+            if not (tok.isascii() and tok.isdigit() and len(tok) <= 9):
+                raise UsageError(f"bad MOVES {shown(text)}: move {i + 1} is {shown(tok, 12)}: "
+                                 f"expected a {move_label(game)} 1..{game.num_actions}")
+            moves.append(int(tok))
+    try:
+        return game.from_moves(moves)
+    except ValueError as e:
+        hint = ""
+        if isinstance(moves, list) and any(m > game.num_actions for m in moves) and not re.search(r"[,\s]", text):
+            # "4453" on a 10-column board: one number, not four moves.
+            hint = (f"; a game of more than 9 {move_label(game)}s takes its moves separated by commas "
+                    f"(e.g. {','.join(text[:4])})")
+        raise UsageError(f"bad MOVES {shown(text)}: {e}{hint}") from None
+
+
+def check_writable(path: str, what: str) -> None:
+    """UsageError unless a file can be written at ``path`` (checked before the
+    work starts, without creating the file)."""
+    p = pathlib.Path(path).expanduser()
+    if p.is_dir():
+        raise UsageError(f"cannot write {what} {path!r}: it is a directory")
+    parent = p.parent
+    if not parent.is_dir():
+        raise UsageError(f"cannot write {what} {path!r}: no such directory {str(parent)!r}")
+    if (p.exists() and not os.access(p, os.W_OK)) or not os.access(parent, os.W_OK | os.X_OK):
+        raise UsageError(f"cannot write {what} {path!r}: permission denied")
+
+
+def check_devices(devices: int | None) -> None:
+    """UsageError unless ``--devices`` is None or in 1..(this process's
+    local devices)."""
+    if devices is None:
+        return
+    import jax
+
+    local = jax.local_devices()
+    if not 1 <= devices <= len(local):
+        raise UsageError(
+            f"--devices must be in 1..{len(local)} (this process has {len(local)} "
+            f"{local[0].platform.upper()} device{'s' if len(local) > 1 else ''}); got {devices}"
+        )
