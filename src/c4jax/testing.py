@@ -99,18 +99,15 @@ def check_game(game, *, num_games: int = 32, seed: int = 0) -> None:
       own result (+1/-1 for the player to move as the winner), and the
       heuristic rollout wins (+1) where a winning move exists.
 
-    Not checked: that the rollouts play the game well, or even for the
-    right side beyond the rules above (a rollout whose sign is flipped on
-    running positions passes); the search's own tests cover that for the
-    built-in games.
+    Not checked: that the rollouts play well, or for the right side beyond
+    the rules above (a sign flipped on running positions passes).
 
     Args:
       game: the game object (static, hashable).
       num_games: random games played (an int >= 2).
       seed: their PRNG seed.
     Raises:
-      GameContractError (an ``AssertionError``): naming the first broken
-        rule.
+      GameContractError (an ``AssertionError``): naming the first broken rule.
       ValueError: a bad ``num_games`` or ``seed``.
     """
     num_games = check_int("num_games", num_games, 2)

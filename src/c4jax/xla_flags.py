@@ -1,45 +1,31 @@
-"""The two XLA CPU settings that c4jax's search is fast with: XLA's loop
-threshold, and one CPU device per core.
+"""c4jax's CPU tuning, all in one place: two XLA flags that ``import c4jax``
+sets, and the sizes the search reads on the CPU.  GPU and TPU ignore them.
 
-On the CPU, XLA runs each operation of a program as a small kernel, except
-``while`` loops whose body its cost model counts under a byte threshold
-(``xla_cpu_small_while_loop_byte_threshold``, 1,024 bytes by default): those
-it compiles into one kernel, loop and all.  A search's inner loops (a
-rollout's plies, a descent's levels, the solver's proofs up the path) are
-small, but several count over 1,024 bytes, so each of their iterations
-launches a dozen kernels: a heuristic rollout of one game took 797 kernels
-per simulation at the default and 182 with the threshold raised
-(``benchmarks/kernels_per_simulation.py``), and a simulation about half the
-time (``benchmarks/README.md``, "XLA's loop threshold").
+1. XLA's loop threshold.  XLA's CPU backend compiles a ``while`` loop whose
+   body its cost model counts under ``xla_cpu_small_while_loop_byte_threshold``
+   (1,024 bytes by default) into one kernel, and runs every other loop's
+   body as a dozen kernels per iteration.  The search's small loops (a
+   rollout's plies, a descent's levels, the solver's proofs) count above
+   1,024 bytes; raised to :data:`LOOP_BYTES` (128 KiB) each runs as one
+   kernel (``benchmarks/kernels_per_simulation.py``).  Loops that move more
+   data than that (matrix products) compile as before.
+2. One CPU device per core (``--xla_force_host_platform_device_count``, or
+   ``C4JAX_CPU_DEVICES``): XLA runs one CPU device's program on about one
+   core, so a batch uses every core only when split over several devices
+   (:mod:`c4jax.search.layout`).  JAX's default device does not change.
 
-The threshold is an ``XLA_FLAGS`` entry (``--xla_backend_extra_options=
-xla_cpu_small_while_loop_byte_threshold=N``), read once per process when JAX
-starts its first backend; it cannot be given per compilation (it lives in a
-map field of XLA's options, which JAX's ``compiler_options`` cannot set).  So
-``import c4jax`` adds it to ``XLA_FLAGS`` when all of these hold:
+Both are ``XLA_FLAGS`` entries, read once when JAX starts its first backend
+(not settable per compilation), so ``import c4jax`` adds them when JAX has
+not started a backend yet (else it warns once, on the CPU, and names the
+fix), when ``XLA_FLAGS`` does not set them already (yours win), and unless
+``C4JAX_XLA_FLAGS=0`` (the opt-out; ``C4JAX_CPU_DEVICES=1`` keeps one device).
 
-* JAX has not started a backend yet (``import jax`` alone is fine; running
-  any JAX computation before ``import c4jax`` is too late: then c4jax warns
-  once, on the CPU, and names the fix);
-* ``XLA_FLAGS`` does not set the threshold already (yours wins);
-* ``C4JAX_XLA_FLAGS`` is not ``0`` (the opt-out).
-
-It raises the threshold to :data:`LOOP_BYTES` (128 KiB): loops whose body
-moves more data than that (large arrays: matrix products, convolutions) are
-compiled as before, so other JAX code in the process is affected only
-through its small loops, which run in one kernel too.  GPU and TPU backends
-ignore the entry.
-
-One CPU device per core: XLA runs one CPU device's program on about one
-core, so a batch of games uses every core only when it is split over
-several devices (:mod:`c4jax.search.layout`).  Under the same conditions
-(and unless ``XLA_FLAGS`` sets ``--xla_force_host_platform_device_count``
-already, or ``C4JAX_CPU_DEVICES`` says how many), ``import c4jax`` adds
-that flag with the number of cores this process may run on, so that
-``jax.devices("cpu")`` lists one device per core.  JAX's default device and
-what a computation of one game runs on do not change; other JAX code sees
-the extra CPU devices (``C4JAX_CPU_DEVICES=1`` keeps one).  Nothing here
-computes anything.
+3. The search's CPU sizes (constants; they change speed, never a tree):
+   :data:`CPU_BLOCK` games searched at once per CPU device (a block's trees
+   stay in the caches); :data:`MIN_GAMES_PER_DEVICE`, the fewest games per
+   device worth a split; :data:`FUSED_READS_UP_TO`, the widest node whose
+   children one game reads element by element (XLA fuses up to 8 such reads
+   into one kernel; wider nodes use one gather).
 """
 
 from __future__ import annotations
@@ -52,9 +38,14 @@ import warnings
 from c4jax.validation import check_int
 
 __all__ = [
+    "CPU_BLOCK", "MIN_GAMES_PER_DEVICE", "FUSED_READS_UP_TO",
     "LOOP_BYTES", "THRESHOLD_KEY", "OPT_OUT", "DEVICES_KEY", "DEVICES_ENV", "flags_with_loop_threshold",
     "flags_with_cpu_devices", "cpu_devices_wanted", "loop_threshold_status",
 ]
+
+CPU_BLOCK = 32
+MIN_GAMES_PER_DEVICE = 8
+FUSED_READS_UP_TO = 8
 
 THRESHOLD_KEY = "xla_cpu_small_while_loop_byte_threshold"
 # Every loop of the search fits at 16 KiB on a 7-column board (kernels per

@@ -11,7 +11,8 @@ the layout changes the speed of a batch, never its trees:
   searching its own slice of the games; its outputs stay sharded over
   them.  A batch whose arrays the caller placed on one device stays there,
   and GPU and TPU batches run on the default device as one program.
-* **Blocks.** Within a device the games are searched ``BLOCK`` at a time,
+* **Blocks.** Within a CPU device the games are searched ``BLOCK``
+  (:data:`c4jax.xla_flags.CPU_BLOCK`) at a time,
   one block after another (:func:`in_blocks`, a ``lax.map`` outside the loop
   over simulations): a block's trees stay in the CPU's caches, while a
   batch of thousands of trees at once does not.  Every simulation step is
@@ -28,15 +29,11 @@ import numpy as np
 from jax.sharding import Mesh
 
 from c4jax.devices import GAMES_AXIS
+from c4jax.xla_flags import CPU_BLOCK as BLOCK
+from c4jax.xla_flags import MIN_GAMES_PER_DEVICE
 
 __all__ = ["BLOCK", "MIN_GAMES_PER_DEVICE", "block_size", "cpu_mesh", "in_blocks", "pad_rows"]
 
-# Games searched at once on one CPU device, at most (benchmarks/README.md,
-# "Search throughput").  GPU and TPU: the whole batch at once.
-BLOCK = 32
-# A batch is split over CPU devices only if each gets at least this many
-# games: a smaller batch costs more in the split than it gains.
-MIN_GAMES_PER_DEVICE = 8
 
 
 def _cdiv(a: int, b: int) -> int:

@@ -17,18 +17,11 @@ the same tree as ``mctx.muzero_policy`` wherever mctx's own search is correct
 4. output (:mod:`c4jax.search.output`): the move and the root's statistics.
 
 Cost: a simulation costs ``O(max_depth * A)`` plus its rollouts, whatever the
-node capacity ``N``.  Each simulation applies the previous one's writes first
-and then only reads (:mod:`c4jax.search.tree`), so XLA updates every tree
-buffer in place; there is no whole-tree ``select`` or ``copy`` inside the loop
-over simulations (tested on the compiled program).  A finished game's row
-runs the loop with its writes dropped.  One game runs without ``vmap``: its
-random numbers come from a Threefry generator whose hash is one fused kernel
-(:mod:`c4jax.search.prng`, bit for bit the user's numbers) and its node reads
-are dynamic slices of one node view (:func:`c4jax.search.tree.node_view`),
-so that XLA compiles the whole descent into one kernel (PUCT, UCT; tested).
-A batch runs every step for all its games at once (gathers and scatters over
-the batch), laid out by :mod:`c4jax.search.layout`: on the CPU split over the
-cores' devices and searched in blocks of games within each.
+node capacity ``N``: each simulation applies the previous one's writes first
+and then only reads (:mod:`c4jax.search.tree`), so XLA updates the tree in
+place (no whole-tree ``select`` or ``copy`` in the loop; tested on the
+compiled program).  A batch runs every step for all its games at once,
+laid out by :mod:`c4jax.search.layout`.
 
 Capacity: the tree holds ``capacity`` nodes (default ``num_simulations + 1``;
 a reused tree keeps its own).  When it is full, a simulation that would
@@ -106,54 +99,32 @@ def run_mcts(
     """Searches one game or a batch of games with MCTS and proposes a move.
 
     Args:
-      key: a PRNG key (consumed), or a ``[B]`` batch of keys, one per game:
-        typed keys of any implementation or raw ``jax.random.PRNGKey`` keys
-        (:func:`c4jax.keys.as_key`).
-        With one key and a batch of games, game ``b`` uses
+      key: a PRNG key (consumed) or ``[B]`` keys, one per game
+        (:func:`c4jax.keys.as_key`); with one key, game ``b`` uses
         ``jax.random.split(key, B)[b]``, so batch row ``b`` equals the
-        unbatched search of game ``b`` with that key (for threefry keys, the
-        default: jax's ``rbg`` keys draw other numbers under ``vmap`` than
-        alone), with the same ``lanes`` (by default one game runs 4 lanes, a
-        batch of several 1: :attr:`SearchOptions.lanes`).
-      env: an :class:`~c4jax.env.Env` of any game and size, unbatched or with
-        one leading batch axis ``[B]`` (finished games may be mixed in).
-      num_simulations: simulations per game, a Python int in ``1..2**30`` (node indices are int32).
-      tree: a tree from an earlier search, cut with :func:`c4jax.get_subtree`
-        after the move was played, to reuse (subtree reuse).  Its root must be
-        the position ``env``; a row whose tree is empty (the move played was
-        never expanded) or holds another position starts fresh.  The node
-        capacity stays the tree's, so a game played with reuse compiles once.
-      **options: the fields of :class:`SearchOptions` (selection rule,
-        exploration constants, Q transform, prior, rollouts, ``max_depth``,
-        ``capacity``, temperature, Dirichlet noise, Gumbel settings, and
-        ``solver``: on by default, it proves wins, draws and losses in the
-        tree, reported in ``qvalue_lower``/``qvalue_upper``; your own
-        evaluation: ``value_fn(key, env) -> float32[]`` replaces the rollouts
-        and ``prior_fn(env) -> float32[A]`` the prior, each written for one
-        game), or ``options=SearchOptions(...)`` (other keywords then
-        replace its fields).
+        unbatched search of game ``b`` with that key and the same ``lanes``.
+      env: an :class:`~c4jax.env.Env`, unbatched or ``[B]`` (finished games
+        may be mixed in).
+      num_simulations: simulations per game, a Python int in ``1..2**30``.
+      tree: the tree of an earlier search cut with :func:`c4jax.get_subtree`
+        after the move played (subtree reuse); its root must be ``env``; a row
+        whose tree is empty or holds another position starts fresh.
+      **options: the fields of :class:`SearchOptions`, or
+        ``options=SearchOptions(...)`` (other keywords replace its fields).
     Returns:
       :class:`SearchOutput`.
     Raises:
       ValueError: an unknown option or a bad value (naming the allowed
-        values), a ``num_simulations`` that is not a positive int, an ``env``
-        that is not an ``Env`` with at most one batch axis, a key of the wrong
-        shape, a ``tree`` whose shape does not fit ``env``, or Gumbel search
-        with a reused tree (sequential halving assumes a fresh root).
+        values), a bad ``num_simulations``, ``env``, key or ``tree`` shape, or
+        Gumbel search with a reused tree.
 
-    Compiled once per (shapes, options) and kept in a bounded set of
-    compiled searches (:func:`c4jax.compiled_stats`); the number of
-    simulations is an argument of the program (except with Gumbel), and a
-    fresh tree has room for ``simulation_bucket(num_simulations)`` (the
-    budget rounded up to a power of two, at least 64), so every budget of a
-    bucket runs one executable with the results of a separately compiled
-    search.  It can be called inside ``jax.jit`` too (then it is part of
-    the caller's program).  A batch of several games is the one-game
-    search under ``jax.vmap``; one game (or a batch of one) is searched
-    without it, which traces and compiles faster.  References: Browne et al. 2012 (MCTS),
-    Winands et al. 2008 and Cazenave & Saffidine 2011 (the solver),
-    Kocsis & Szepesvari 2006 (UCT), Silver et al. 2017 (PUCT), Danihelka et
-    al. 2022 (Gumbel), Sutton & Barto 2018 sec. 8.11.
+    Compiled once per (shapes, options) and kept (:func:`c4jax.compiled_stats`);
+    the number of simulations is an argument of the program (except with
+    Gumbel) and a fresh tree holds ``simulation_bucket(num_simulations)``
+    nodes, so every budget of a bucket runs one executable.  It can be called
+    inside ``jax.jit``.  References: Browne et al. 2012 (MCTS), Winands et al.
+    2008 and Cazenave & Saffidine 2011 (the solver), Kocsis & Szepesvari 2006
+    (UCT), Silver et al. 2017 (PUCT), Danihelka et al. 2022 (Gumbel).
     """
     keys, envs, tree, opts, single = prepare_search(key, env, num_simulations, tree, options)
     return unbatch_output(search_batch(keys, envs, tree, opts, num_simulations), single)

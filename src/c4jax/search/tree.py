@@ -12,8 +12,7 @@ Why writes are pending: in a loop over simulations, XLA updates a tree-sized
 buffer in place only if no read of the old buffer can come after the write.
 A simulation reads the tree (selection, the solver's proofs) and then writes
 it (expansion, backup); written in that order, XLA copies every tree buffer
-on every simulation, an ``O(N)`` cost per simulation (measured:
-``shared/notes/search-cost.md``).  So a simulation does not write the tree:
+on every simulation, an ``O(N)`` cost per simulation.  So a simulation does not write the tree:
 it returns its writes as a :class:`TreeUpdate`, a few scalars and
 ``[max_depth + 1]`` path vectors, and the next simulation applies them with
 :func:`apply_update` *before* it reads anything.  Within one loop step every
@@ -35,6 +34,7 @@ import mctx
 import numpy as np
 
 from c4jax.env import Env
+from c4jax.xla_flags import FUSED_READS_UP_TO
 
 __all__ = [
     "ILLEGAL_LOGIT",
@@ -99,13 +99,6 @@ def gather(tree_like, index):
     return jax.tree.map(lambda x: x[index], tree_like)
 
 
-# The entries of up to this many children are read one element at a time
-# (one game): XLA's CPU compiler fuses that many one-element reads into one
-# kernel, not more (fused at 7 and 8 actions, not at 9).  Wider nodes: one
-# gather.
-_FUSED_READS_UP_TO = 8
-
-
 def _read_row(x: jax.Array, index, game) -> jax.Array:
     """``x[index]``, or ``x[game, index]`` for a batched ``x`` (``game`` not
     None), as one dynamic slice."""
@@ -124,7 +117,7 @@ def _read_of_game(arrays, index, game=None):
     them (an element read each, or one gather for wide nodes)."""
     if index.ndim == 0:
         return [_read_row(x, index, game) for x in arrays]
-    if index.shape[0] > _FUSED_READS_UP_TO:
+    if index.shape[0] > FUSED_READS_UP_TO:
         return [(x if game is None else x[game])[index] for x in arrays]
     return [jnp.stack([_read_row(x, index[a], game) for a in range(index.shape[0])]) for x in arrays]
 
