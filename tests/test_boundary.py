@@ -63,27 +63,3 @@ def test_arena_from_a_position_with_o_to_move_credits_the_right_player():
         c4jax.arena(jax.random.key(0), c4jax.random_player(), c4jax.random_player(), 2, c4.from_moves("1212121"))
     with pytest.raises(ValueError, match="Player"):
         c4jax.arena(jax.random.key(0), "random", c4jax.random_player(), 2)
-
-
-def test_gumbel_recommends_among_the_last_candidates_not_only_the_most_visited():
-    # X to move: cell 7 wins at once.  With gumbel_scale=0 the recommendation
-    # is the best logits + sigma(q) among the actions sequential halving kept.
-    env = ttt.from_moves("1245")
-    out = c4jax.run_mcts(jax.random.key(0), env, 200, selection="gumbel", gumbel_scale=0.0)
-    assert int(out.action) == 6, out.visit_counts
-
-
-def test_search_boundary_errors_are_clear_value_errors():
-    env = c4.env_reset()
-    for key in (None, "abc", jnp.array([0.5, 0.5]), jnp.array([1, 2], jnp.int32), jnp.zeros(3, jnp.uint32)):
-        with pytest.raises(ValueError, match="PRNG key"):
-            c4jax.run_mcts(key, env, 4)
-    for bad in (dict(value_min="a"), dict(value_max=float("inf")), dict(pb_c_init=True)):
-        with pytest.raises(ValueError, match="value_m|pb_c_init"):
-            c4jax.run_mcts(jax.random.key(0), env, 4, **bad)
-    out = c4jax.run_mcts(jax.random.key(0), env, 4)
-    for action in (2.5, "3", True):
-        with pytest.raises(ValueError, match="action must be an integer"):
-            c4jax.get_subtree(out.search_tree, action)
-    with pytest.raises(ValueError, match="a player is written as a string"):
-        c4jax.parse_player(None)

@@ -1,5 +1,6 @@
 """run_mcts: agreement with mctx, hand-worked trees, tactics, invariants,
-determinism, options."""
+determinism, options, and the errors of its arguments (keys, budgets,
+capacities, options)."""
 
 from __future__ import annotations
 
@@ -318,11 +319,11 @@ def test_tictactoe_tactics_both_players():
 
 @pytest.mark.optimized
 def test_connect4_perfect_play_positions_floor():
-    # Issue 9 (c): at 1,000 simulations, key 0, the default options play the
-    # strictly optimal move in 95.5% of the 330 positions and keep the
-    # game-theoretic value in 99.4% (mctx's recipe: 93.0% and 98.8%; the
-    # floor is the defaults' before issue 9 at 1,000, 86.7% and 96.1%).  A
-    # random legal move scores about 0.26 and 0.62.
+    # At 1,000 simulations, key 0, the default options play the strictly
+    # optimal move in 95.5% of the 330 positions and keep the game-theoretic
+    # value in 99.4% (mctx's recipe: 93.0% and 98.8%).  The floor asserted,
+    # 86.7% and 96.1%, is below both; a random legal move scores about 0.26
+    # and 0.62.
     recs = records()
     envs = stack([c4.from_moves(r["moves"]) for r in recs])
     out = jax.jit(lambda k, e: c4jax.run_mcts(k, e, 1000))(jax.random.key(0), envs)
@@ -438,10 +439,11 @@ def test_solver_bounds_hold_the_exact_value_of_every_node(moves, n, seed):
     ],
 )
 def test_a_move_proven_to_lose_is_never_played_while_another_is_not(moves, n, options):
-    # Found by a fresh user: the root used to exclude only moves proven worse
-    # than its own lower bound, so while nothing was proven at the root a
-    # proven loss stayed playable (and won ties in visits, Gumbel's final
-    # choice and temperature sampling).  32 keys per position.
+    # A move proven to lose is excluded at the root even while the root
+    # itself is unproven (excluding only the moves proven worse than the
+    # root's lower bound would leave it playable there, able to win ties in
+    # visits, Gumbel's final choice and temperature sampling).  32 keys per
+    # position.
     env = ttt.from_moves(moves)
     exact = ttt.solve(env)
     out = c4jax.run_mcts(jax.random.key(0), stack([env] * 32), n, **options)
@@ -473,7 +475,7 @@ def test_solver_plays_a_win_in_one_that_plain_puct_leaves_unexplored():
 
 @pytest.mark.parametrize("rows,cols", [(7, 40), (14, 20)])
 def test_first_play_urgency_visits_every_column_of_a_wide_board(rows, cols):
-    # Issue 9 (a).  When min-max Q scores an unvisited move as a loss
+    # When min-max Q scores an unvisited move as a loss
     # (unvisited_q="loss", mctx's rule), 200 simulations from the empty 7x40
     # board visit 4 of the 40 columns with the other defaults (2 with mctx's
     # recipe).  The default, unvisited_q="parent" (an unvisited move is worth
@@ -696,6 +698,53 @@ def test_bad_options_raise_value_errors_naming_allowed_values():
         c4jax.run_mcts(jax.random.split(key, 3), stack([env, env]), 10)
 
 
+def test_search_boundary_errors_are_clear_value_errors():
+    env = c4.env_reset()
+    for key in (None, "abc", jnp.array([0.5, 0.5]), jnp.array([1, 2], jnp.int32), jnp.zeros(3, jnp.uint32)):
+        with pytest.raises(ValueError, match="PRNG key"):
+            c4jax.run_mcts(key, env, 4)
+    for bad in (dict(value_min="a"), dict(value_max=float("inf")), dict(pb_c_init=True)):
+        with pytest.raises(ValueError, match="value_m|pb_c_init"):
+            c4jax.run_mcts(jax.random.key(0), env, 4, **bad)
+    out = c4jax.run_mcts(jax.random.key(0), env, 4)
+    for action in (2.5, "3", True):
+        with pytest.raises(ValueError, match="action must be an integer"):
+            c4jax.get_subtree(out.search_tree, action)
+    with pytest.raises(ValueError, match="a player is written as a string"):
+        c4jax.parse_player(None)
+
+
+def test_budgets_and_capacities_past_their_limits_are_value_errors():
+    env = ttt.from_moves("15")
+    key = jax.random.key(0)
+    with pytest.raises(ValueError, match=r"num_simulations must be an int in 1\.\."):
+        c4jax.run_mcts(key, env, 10**12)
+    # Node indices are int32: a capacity past 2**31 - 1 is a ValueError
+    # naming the range.
+    with pytest.raises(ValueError, match=r"capacity must be None or an int in 2\.\.2,147,483,647; got 1099511627776"):
+        c4jax.run_mcts(key, env, 10, capacity=2**40)
+    with pytest.raises(ValueError, match=r"capacity must be None or an int in 2\.\."):
+        c4jax.mcts_player(10, capacity=2**31)
+    for bad in (np.bool_(True), 10.0, np.float32(10)):
+        with pytest.raises(ValueError, match="num_simulations must be an int"):
+            c4jax.run_mcts(key, env, bad)
+
+
+def test_numpy_integers_are_budgets_like_python_ints():
+    # A budget read from a NumPy array (a sweep over np.arange) searches like
+    # the Python int, as capacity and the other options do.
+    env = ttt.from_moves("15")
+    key = jax.random.key(0)
+    a = c4jax.run_mcts(key, env, np.int32(10), capacity=np.int64(11))
+    b = c4jax.run_mcts(key, env, 10, capacity=11)
+    np.testing.assert_array_equal(a.visit_counts, b.visit_counts)
+    assert c4jax.mcts_player(np.int64(10)) is c4jax.mcts_player(10)
+    with pytest.raises(ValueError, match="seconds must be in"):
+        c4jax.run_mcts_anytime(key, env, 1e308)
+    with pytest.raises(ValueError, match="chunk must be an int in"):
+        c4jax.run_mcts_anytime(key, env, 0.1, chunk=10**9)
+
+
 @pytest.mark.parametrize(
     "options",
     [
@@ -714,6 +763,14 @@ def test_every_selection_rule_and_option_finds_the_win(options):
     out = c4jax.run_mcts(jax.random.key(4), envs, 150, **options)
     assert out.action.tolist() == [0, 1], out.visit_counts  # O: win in column 2
     assert float(out.qvalues[0, 0]) == 1.0 and float(out.qvalues[1, 1]) == 1.0
+
+
+def test_gumbel_recommends_among_the_last_candidates_not_only_the_most_visited():
+    # X to move: cell 7 wins at once.  With gumbel_scale=0 the recommendation
+    # is the best logits + sigma(q) among the actions sequential halving kept.
+    env = ttt.from_moves("1245")
+    out = c4jax.run_mcts(jax.random.key(0), env, 200, selection="gumbel", gumbel_scale=0.0)
+    assert int(out.action) == 6, out.visit_counts
 
 
 def test_heuristic_prior_prefers_win_then_block():

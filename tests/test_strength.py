@@ -11,7 +11,7 @@ import pytest
 import c4jax
 from c4jax import tictactoe as ttt
 
-# Issue 9 (b): no loss to the perfect tic-tac-toe player, 100 games as X and
+# No loss to the perfect tic-tac-toe player, 100 games as X and
 # 100 as O, at the budget of `c4jax play --game tictactoe` (1000 simulations)
 # with the default options.  (With mctx's recipe, uniform prior and random
 # rollouts, MCTS still lost 7 games in 1000 at 800 simulations over keys 0-4
