@@ -85,6 +85,14 @@ def test_parse_player_and_bad_specs():
         c4jax.mcts_player(10, selection="gumbel")
 
 
+def test_player_specs_take_ascii_digits_only():
+    # N is written in ASCII digits, as every number the command reads:
+    # Arabic-Indic or full-width digits, which int() would accept, are not N.
+    for spec in ("mcts:\u0665\u0660", "flatmc:\uff15"):
+        with pytest.raises(ValueError, match="unknown player"):
+            c4jax.parse_player(spec)
+
+
 def test_mcts_player_keeps_its_subtree_across_both_sides_moves():
     player = c4jax.mcts_player(60)
     envs = stack([c4.env_reset()])
@@ -149,8 +157,9 @@ def test_arena_is_reproducible_and_batched_equals_one_game_at_a_time():
     compiles = c4jax.compiled_stats()["compiles"]
     again, _, again_compile = c4jax.play_games(keys, first, a, b, env)
     assert batched == again
-    # The game loop is one of c4jax's kept compiled programs (issue 14's
-    # bounded set): the same call compiles nothing, clear_compiled drops it.
+    # The game loop is one of c4jax's kept compiled programs (a bounded set,
+    # tests/test_compiled.py): the same call compiles nothing, clear_compiled
+    # drops it.
     assert first_compile > 0 and again_compile == 0.0 and c4jax.compiled_stats()["compiles"] == compiles
     # Equal players made again (a notebook cell run twice, parse_player in a
     # loop) are the same players: their games compile nothing either.
@@ -186,6 +195,21 @@ def test_arena_argument_errors():
             c4jax.arena(jax.random.key(0), p, p, n)
     with pytest.raises(ValueError, match="batch_size"):
         c4jax.arena(jax.random.key(0), p, p, 4, batch_size=3)
+
+
+def test_arena_from_a_position_with_o_to_move_credits_the_right_player():
+    start = c4.from_moves("1212325")  # O to move; O wins at once in column 2
+    r = c4jax.arena(jax.random.key(0), c4jax.heuristic_player(), c4jax.random_player(), 10, start)
+    # The heuristic player, moving first (as O), wins at once in each of its 5 games.
+    assert r.a_first == (5, 0, 0)
+    for g, rec in enumerate(r.games):
+        assert rec.start_ply == 7
+        if g % 2 == 0:
+            assert rec.o_player == "heuristic" and rec.moves == (1,) and rec.result == "O"
+    with pytest.raises(ValueError, match="finished game"):
+        c4jax.arena(jax.random.key(0), c4jax.random_player(), c4jax.random_player(), 2, c4.from_moves("1212121"))
+    with pytest.raises(ValueError, match="Player"):
+        c4jax.arena(jax.random.key(0), "random", c4jax.random_player(), 2)
 
 
 def test_a_player_making_an_illegal_move_loses():

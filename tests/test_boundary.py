@@ -48,18 +48,3 @@ def test_module_functions_refuse_an_env_of_another_game():
     # Its own game plays connect five: four in a column is not a win.
     _, reward, done = five.game.env_step(five, 0)
     assert float(reward) == 0.0 and not bool(done)
-
-
-def test_arena_from_a_position_with_o_to_move_credits_the_right_player():
-    start = c4.from_moves("1212325")  # O to move; O wins at once in column 2
-    r = c4jax.arena(jax.random.key(0), c4jax.heuristic_player(), c4jax.random_player(), 10, start)
-    # The heuristic player, moving first (as O), wins at once in each of its 5 games.
-    assert r.a_first == (5, 0, 0)
-    for g, rec in enumerate(r.games):
-        assert rec.start_ply == 7
-        if g % 2 == 0:
-            assert rec.o_player == "heuristic" and rec.moves == (1,) and rec.result == "O"
-    with pytest.raises(ValueError, match="finished game"):
-        c4jax.arena(jax.random.key(0), c4jax.random_player(), c4jax.random_player(), 2, c4.from_moves("1212121"))
-    with pytest.raises(ValueError, match="Player"):
-        c4jax.arena(jax.random.key(0), "random", c4jax.random_player(), 2)

@@ -5,7 +5,8 @@ full columns or occupied cells, and moves after the end of the game); the whole
 sequence is played by one jitted ``lax.scan`` per game (compiled once) and every
 step is compared with the reference: the board, reward, done, winner, player to
 move, ply, last action, legal action mask and winning moves.  ``from_moves`` is
-checked against stepping, and its errors name the offending move.
+checked against stepping, and its errors name the offending move (or, given
+no sequence at all, say what a move list is).
 """
 
 from __future__ import annotations
@@ -320,6 +321,16 @@ def test_from_moves_wide_board_needs_ints():
     chex.assert_trees_all_equal(
         connect4.make(5, 8, 4).from_moves("818"), connect4.make(5, 8, 4).from_moves([8, 1, 8])
     )
+
+
+@pytest.mark.parametrize("moves", [None, 5, 2.5])
+@pytest.mark.parametrize("game", [connect4, tictactoe], ids=["connect4", "tictactoe"])
+def test_from_moves_of_no_sequence_is_a_value_error(game, moves):
+    # None or a single number is no move list: a ValueError saying what a
+    # move list is, not an error from iterating over it.
+    with pytest.raises(ValueError, match="moves must be a string of digits or a sequence of ints; got"):
+        game.from_moves(moves)
+    assert int(game.from_moves((1, 2)).ply) == int(game.from_moves([1, 2]).ply) == 2  # sequences still work
 
 
 def test_from_moves_accepts_numpy_ints():
