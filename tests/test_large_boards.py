@@ -1,4 +1,4 @@
-"""Boards of up to 64 rows and 64 columns through the whole stack (issue 11).
+"""Boards of up to 64 rows and 64 columns through the whole stack.
 
 From 33 rows on a column is two ``uint32`` words.  On the tutorial's boards
 (40 rows x 7 columns, 14 x 20, 19 x 15) and the largest one (64 x 64), and
@@ -7,7 +7,7 @@ first row of the second word, subtree reuse keeps the subtree of the move
 played, and arena games end in results the plain-Python reference rules agree
 with.  A full tall board ends in a draw, or in a win made with its last cell.
 The rules themselves are checked against the reference in
-``test_properties.py`` and ``test_edge_cases.py`` (these sizes included).
+``test_properties.py`` and ``test_rules.py`` (these sizes included).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import c4jax
 from c4jax import connect4
 
 from reference_games import Connect4Ref, RefState
-from test_edge_cases import envs_from_grids
+from test_rules import envs_from_grids
 
 SIZES = [(40, 7), (64, 64), (33, 7), (14, 20)]
 IDS = [f"{r}x{c}" for r, c in SIZES]

@@ -1,6 +1,8 @@
 """Edge cases of the rules, one test each: wins with the last empty cell, lines
-along every edge, illegal moves, draws, finished games, board-size limits, and
-rollouts from finished games.  Scripted positions are move lists (1-based
+along every edge, illegal moves (huge integers included), draws, finished
+games, rollouts from finished games, the actions and states the rules refuse
+(non-integer actions, another game's Env, Env fields of other dtypes or
+shapes), and board-size limits.  Scripted positions are move lists (1-based
 columns / cells) checked move by move against the reference rules."""
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+import c4jax
 from c4jax import connect4, tictactoe
 from c4jax.env import Env
 
@@ -73,7 +76,7 @@ def envs_from_grids(game, grids, to_move) -> Env:
 
 # --- wins with the last empty cell -------------------------------------------------
 
-# Found by a random search with the reference rules: 41 stones without a line,
+# From a random search with the reference rules: 41 stones without a line,
 # then O's 42nd stone, into the last empty cell, makes four.
 C4_WIN_ON_42 = "664757712251566334353152625464771722133144"
 C4_DRAW_42 = "562544631751167467766154327371213353254242"
@@ -131,7 +134,7 @@ def test_full_board_draw(game_fn, moves):
 # --- lines along every edge: scripted games on the standard board --------------------
 
 # (name, moves, the line's cells as (row from the bottom, column)); the last
-# move makes the line.  Found by a constrained random search with the reference.
+# move makes the line.  From a constrained random search with the reference.
 EDGE_GAMES = [
     ("vertical, left edge, bottom", "75157436261236736264151", [(0, 0), (1, 0), (2, 0), (3, 0)]),
     ("vertical, right edge, top", "74713447335257135767", [(2, 6), (3, 6), (4, 6), (5, 6)]),
@@ -356,6 +359,16 @@ def test_illegal_actions_under_jit_and_vmap(game_fn):
         )
 
 
+@pytest.mark.parametrize("action", [2**33 + 2, np.int64(2**33 + 2), -(2**40), np.uint32(2**32 - 1)])
+def test_huge_integers_are_illegal_moves_not_wrapped(action):
+    # An integer outside int32 is an illegal move (the mover loses, the board
+    # is unchanged), not wrapped to a legal column: 2**33 + 2 is not column 3.
+    env = connect4.from_moves("4453")
+    new, reward, done = connect4.env_step(env, action)
+    assert float(reward) == -1.0 and bool(done) and int(new.winner) == 1 - int(env.to_move)
+    np.testing.assert_array_equal(np.asarray(new.stones), np.asarray(env.stones))
+
+
 # --- finished games stay finished -----------------------------------------------------------
 
 
@@ -407,6 +420,61 @@ def test_rollout_of_a_finished_game(which):
     keys = jax.random.split(key, 8)
     np.testing.assert_array_equal(np.asarray(bfns["rollout"](keys, batch(env, 8))), expected)
     np.testing.assert_array_equal(np.asarray(bfns["heuristic"](keys, batch(env, 8))), expected)
+
+
+# --- actions and states the rules refuse ----------------------------------------------------
+
+
+@pytest.mark.parametrize("action", [3.7, -0.5, float("nan"), "3", True, np.float32(2.0)])
+def test_non_integer_actions_are_rejected(action):
+    with pytest.raises(ValueError, match="action must be an integer"):
+        connect4.env_step(connect4.from_moves("4453"), action)
+    with pytest.raises(ValueError, match="action must be an integer"):
+        tictactoe.env_step(tictactoe.from_moves("5"), action)
+
+
+def test_non_integer_action_under_jit_is_rejected_at_trace_time():
+    with pytest.raises(ValueError, match="action must be an integer"):
+        jax.jit(connect4.env_step)(connect4.from_moves("4453"), jnp.float32(3.9))
+
+
+def test_module_functions_refuse_an_env_of_another_game():
+    five = connect4.make(6, 7, 5).from_moves("121212")
+    for fn in (connect4.legal_action_mask, connect4.winning_moves, connect4.render, connect4.board_array):
+        with pytest.raises(ValueError, match="connect=5"):
+            fn(five)
+    with pytest.raises(ValueError, match="connect=5"):
+        connect4.env_step(five, 0)
+    with pytest.raises(ValueError, match="TicTacToe"):
+        connect4.rollout(jax.random.key(0), tictactoe.from_moves("15"))
+    with pytest.raises(ValueError, match="Connect4"):
+        tictactoe.legal_action_mask(connect4.from_moves("4453"))
+    # Its own game plays connect five: four in a column is not a win.
+    _, reward, done = five.game.env_step(five, 0)
+    assert float(reward) == 0.0 and not bool(done)
+
+
+def test_env_fields_with_other_dtypes_or_shapes_are_value_errors():
+    """An Env built by hand with float or int16 fields, or with fields of two
+    batch sizes, is a ValueError naming the field and the dtype and shape it
+    must have, from the search and from the rules alike."""
+    env = connect4.from_moves("44")
+    as_float = jax.tree.map(lambda x: x.astype(np.float32), env)
+    with pytest.raises(ValueError, match=r"Env.stones must be uint32\[2, 7\].*got float32\[2, 7\]"):
+        c4jax.run_mcts(jax.random.key(0), as_float, 8)
+    as_int16 = jax.tree.map(lambda x: x.astype(np.int16), env)
+    with pytest.raises(ValueError, match=r"Env.stones must be uint32"):
+        connect4.env_step(as_int16, 0)
+    batch = jax.tree.map(lambda x: np.stack([x] * 3), env)
+    ragged = c4jax.Env(**{**vars(batch), "stones": batch.stones[:2]})
+    with pytest.raises(ValueError, match=r"Env.stones must be uint32\[3, 2, 7\].*got uint32\[2, 2, 7\]"):
+        c4jax.run_mcts(jax.random.key(0), ragged, 8)
+    with pytest.raises(ValueError, match=r"Env.done must be bool\[\]"):
+        connect4.legal_action_mask(c4jax.Env(**{**vars(env), "done": np.int32(0)}))
+    tall = connect4.make(40, 7).env_reset()  # two words per column
+    assert tall.stones.shape == (2, 14)
+    with pytest.raises(ValueError, match=r"Env.stones must be uint32\[2, 14\]"):
+        connect4.make(40, 7).env_step(c4jax.Env(**{**vars(tall), "stones": tall.stones[:, :7]}), 0)
 
 
 # --- board sizes ------------------------------------------------------------------------------
