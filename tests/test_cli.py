@@ -31,8 +31,8 @@ pytestmark = pytest.mark.filterwarnings("ignore:os.fork\\(\\) was called:Runtime
 CMD = [sys.executable, "-m", "c4jax.cli"]
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07|\r")
 PROMPT = r"Your move \([XO]\), (?:cell|column) 1-\d+ \[hint/undo/quit\]: "
-# The summary line up to its final period and line end (matching less let
-# pexpect stop in the middle of the line while it was still arriving).
+# The summary line up to its final period and line end (a shorter pattern
+# could match while the rest of the line is still arriving).
 END = r"(?:Stopped|Game over): [^\r\n]*\.\r?\n"
 SIMS = "48"  # one simulation count for every tic-tac-toe game: compiled once
 

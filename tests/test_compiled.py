@@ -1,8 +1,8 @@
-"""Long-lived processes (issue 14): the number of simulations is an argument
-of the compiled search, budgets of one bucket share one executable and give
-the trees of separately compiled searches, and the process keeps a bounded
-set of compiled searches whose dropped members give their memory mappings
-back."""
+"""Long-lived processes: the number of simulations is an argument of the
+compiled search, budgets of one bucket share one executable and give the
+trees of separately compiled searches, and the process keeps a bounded set
+of compiled searches whose dropped members give their memory mappings back;
+a bad C4JAX_MAX_COMPILED is a warning."""
 
 from __future__ import annotations
 
@@ -46,8 +46,9 @@ def test_twenty_budgets_of_one_bucket_compile_once_and_equal_separate_searches()
     for n, out in outs.items():
         assert int(out.visit_counts.sum()) == n
         assert out.search_tree.node_visits.shape == (1, 129)
-    # Separately compiled searches (capacity n + 1, the old default): the
-    # same tree for the same key, at both ends of the bucket.
+    # Separately compiled searches, each with capacity n + 1 (the smallest
+    # tree that holds n simulations): the same tree for the same key, at both
+    # ends of the bucket.
     for n in (budgets[0], budgets[-1]):
         _same_search(outs[n], c4jax.run_mcts(jax.random.key(n), env, n, capacity=n + 1), n)
 
@@ -97,7 +98,8 @@ def test_a_warning_names_the_fix_near_the_map_limit(monkeypatch):
 @pytest.mark.parametrize("value", ["0", "-3", "abc", "\u00b2", "\u0663", "1e3", "9" * 40])
 def test_a_bad_max_compiled_warns_and_keeps_16(monkeypatch, value):
     # "²" and "٣" pass str.isdigit() but are not numbers int() reads: a
-    # setting like that used to crash `import c4jax`.
+    # setting like that, or any other bad one, is a warning, not an error
+    # that stops `import c4jax`.
     monkeypatch.setenv("C4JAX_MAX_COMPILED", value)
     with pytest.warns(RuntimeWarning, match=r"C4JAX_MAX_COMPILED must be an int in 1\.\.999,999,999"):
         assert compiled._max_compiled() == 16

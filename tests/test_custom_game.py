@@ -1,7 +1,7 @@
-"""Your own game (issue 12, item 3): ``c4jax.testing.check_game`` on the
-package's games and on a game written outside it (``examples/tictactoe4.py``,
-4x4 tic-tac-toe), which then runs through ``run_mcts``, the solver, subtree
-reuse and the arena unchanged; and ``check_game`` catches broken rules."""
+"""Your own game: ``c4jax.testing.check_game`` on the package's games and on
+a game written outside it (``examples/tictactoe4.py``, 4x4 tic-tac-toe),
+which then runs through ``run_mcts``, the solver, subtree reuse and the arena
+unchanged; and ``check_game`` catches broken rules."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Positions from a board (issue 15): ``from_board`` round-trips with
+"""Positions from a board: ``from_board`` round-trips with
 ``board_array`` and agrees with ``from_moves`` on every prefix of random
 games, on 6x7, 5x5, 14x20 and tic-tac-toe, and refuses every impossible
 board with a message that names the problem; ``c4jax analyze --board``."""
