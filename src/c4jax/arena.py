@@ -33,6 +33,7 @@ from c4jax.players import Player
 from c4jax.records import GameRecord
 from c4jax.stats import elo_difference, wilson_interval
 from c4jax.validation import check_int
+from c4jax import connect4
 
 __all__ = ["ArenaResult", "arena", "play_games"]
 
@@ -344,8 +345,6 @@ def arena(
     num_games = check_int("num_games", num_games, 2, MAX_GAMES, even=True, note="(sides alternate)")
     batch_size = check_int("batch_size", num_games if batch_size is None else batch_size, 2, even=True)
     if env is None:
-        from c4jax import connect4
-
         env = connect4.env_reset()
     mesh = game_mesh(devices)  # ValueError for a bad count, before any work
     keys = jax.random.split(as_key(key), num_games)

@@ -122,7 +122,7 @@ def compile_game_loop(signature: tuple, make: Callable, mesh: Mesh, keys, envs) 
     """
     from jax.sharding import NamedSharding
 
-    from c4jax.search import compiled
+    from c4jax.search import compiled  # here: c4jax.search imports this module
 
     rows = int(np.shape(keys)[0])
     if rows % mesh.size:

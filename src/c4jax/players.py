@@ -34,6 +34,8 @@ from c4jax.rollout import pick_uniform, win_else_block_moves
 from c4jax.reuse import empty_tree, get_subtree
 from c4jax.search import run_mcts
 from c4jax.validation import check_int
+from c4jax.values import leaf_value
+from c4jax.search.options import options_from_kwargs
 
 __all__ = [
     "Player",
@@ -148,8 +150,6 @@ def flat_mc_player(rollouts_per_move: int, rollout_policy: str = "uniform") -> P
 
 @_same_player
 def _flat_mc_player(rollouts_per_move: int, rollout_policy: str) -> Player:
-    from c4jax.values import leaf_value
-
     def policy(key, env):
         game = env.game
         actions = jnp.arange(game.num_actions, dtype=jnp.int32)
@@ -188,8 +188,6 @@ def mcts_player(
     Raises ``ValueError`` for bad options (checked here, at construction).
     """
     # Validate now, not at the first move (options= or keywords).
-    from c4jax.search.options import options_from_kwargs
-
     num_simulations = check_int("num_simulations", num_simulations, 1)
 
     given = options_from_kwargs(dict(options, **({} if capacity is None else {"capacity": capacity})))

@@ -20,6 +20,8 @@ from c4jax.validation import check_choice
 __all__ = ["make", "register", "registered", "parameters", "spec"]
 
 
+# The games' modules are imported when a game is made: the command line reads
+# the registry's names without starting JAX (its --help stays instant).
 def _connect4(rows=6, cols=7, connect=4):
     from c4jax import connect4
 

@@ -35,6 +35,8 @@ from c4jax.keys import as_key
 from c4jax.players import mcts_player
 from c4jax.search.output import sample_by_visits
 from c4jax.validation import check_int, check_number
+from c4jax.search.options import options_from_kwargs
+from c4jax import connect4
 
 __all__ = ["SelfPlayResult", "selfplay", "MAX_GAMES"]
 
@@ -138,8 +140,6 @@ def search_options(options: dict):
     keyword arguments: ``lanes`` defaults to a batch's (1) however few games
     a device holds, since a game must not depend on the number of devices.
     Raises ``ValueError`` for a bad option."""
-    from c4jax.search.options import options_from_kwargs
-
     opts = options_from_kwargs(options)
     return opts if opts.lanes is not None else dataclasses.replace(opts, lanes=1)
 
@@ -227,8 +227,6 @@ def selfplay(
     seed = check_int("seed", seed, 0, 2**32 - 1, optional=True)
     check_number("temperature", temperature, 0, lo_open=True)
     if env is None:
-        from c4jax import connect4
-
         env = connect4.env_reset()
     if not isinstance(env, Env) or env.batch_shape:
         raise ValueError("env is the one starting position of every game (an unbatched Env)")

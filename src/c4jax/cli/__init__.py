@@ -18,6 +18,10 @@ as one line on stderr, never as a traceback).  JAX's persistent compilation
 cache is switched on inside :func:`main` (never at import), in
 ``$C4JAX_CACHE_DIR`` or ``~/.cache/c4jax/jax`` (``--no-cache`` turns it off),
 so that a second start skips most of the XLA compilation.
+
+The command modules import JAX, the search and matplotlib inside the
+functions that use them: ``--help`` and argument errors start no JAX (about
+0.1 s instead of JAX's 2-3 s start; ``benchmarks/startup.py``).
 """
 
 from __future__ import annotations

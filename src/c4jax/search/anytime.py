@@ -35,6 +35,9 @@ from c4jax.env import Env
 from c4jax.search.output import SearchOutput
 from c4jax.search.search import compiled_search, prepare_search, unbatch_output
 from c4jax.validation import check_int, check_number
+from c4jax.search import compiled
+from c4jax.search.options import options_from_kwargs
+from c4jax.reuse import empty_tree
 
 __all__ = ["run_mcts_anytime", "anytime_capacity"]
 
@@ -59,8 +62,6 @@ MAX_CHUNK = 1 << 16  # simulations per compiled chunk
 def compiled_count() -> int:
     """How many searches this process has compiled so far
     (:func:`c4jax.search.compiled.stats`; for tests)."""
-    from c4jax.search import compiled
-
     return compiled.stats()["compiles"]
 
 
@@ -122,16 +123,12 @@ def run_mcts_anytime(
         raise ValueError(f"seconds must be in (0, {MAX_SECONDS:,}] (a week); got {seconds!r}")
     chunk = check_int("chunk", chunk, 1, MAX_CHUNK)
     max_simulations = check_int("max_simulations", max_simulations, chunk, optional=True, note=f"(chunk = {chunk})")
-    from c4jax.search.options import options_from_kwargs
-
     given = options_from_kwargs(options)  # options= and keywords alike
     if given.selection == "gumbel":
         raise ValueError(
             "selection='gumbel' cannot run against a clock (sequential halving plans its simulations in "
             "advance); use selection='puct' or 'uct', or run_mcts with a simulation count"
         )
-    from c4jax.reuse import empty_tree
-
     start = clock()
     if tree is None and given.capacity is None:
         options = {"options": dataclasses.replace(given, capacity=anytime_capacity(float(seconds), chunk))}

@@ -5,13 +5,11 @@ notebook, a sweep over budgets and boards) that meets hundreds of shapes
 keeps a bounded number of memory mappings and bytes.
 
 Why it is needed: XLA's CPU backend maps the code of every compiled program
-into the process, several regions per kernel (about 640 mappings for one
-Connect 4 search with XLA's default fusion emitters, 165 with the older
-elemental emitter: measured with ``/proc/self/maps``), and frees them only
-when the executable is dropped.  JAX keeps every executable it compiled for
-a function alive as long as that function lives, so before this module a
-process that searched 92 distinct budgets passed Linux's default
-``vm.max_map_count`` (65,530) and died in LLVM.  Here every search is
+into the process, several regions per kernel (hundreds for one search), and
+frees them only when the executable is dropped; JAX keeps every executable
+it compiled for a function alive as long as that function lives, so a
+process that compiles searches without bound passes Linux's
+``vm.max_map_count`` (65,530 by default) and dies in LLVM.  Here every search is
 compiled ahead of time from a jit object of its own; dropping the entry
 drops that object, JAX's caches keyed on it, and the executable with its
 mappings (tested).  The user's own compiled functions are not touched.

@@ -71,6 +71,7 @@ from c4jax.search.tree import (
 )
 from c4jax.values import leaf_value, prior_logits
 from c4jax.validation import check_int
+from c4jax.search import compiled
 
 __all__ = ["run_mcts", "MAX_SIMULATIONS"]
 
@@ -167,11 +168,11 @@ def search_batch(keys, envs, tree, opts: SearchOptions, num_simulations: int, co
     per shapes, options and, for Gumbel only, simulation count); inside a
     ``jax.jit`` of the caller's it is traced into the caller's program.
     ``continuing``: the anytime driver's later chunks (the tree's root is
-    ``envs``, and the tree's buffers are donated)."""
+    ``envs`` already, so nothing of tree size is checked or rebuilt, and the
+    compiled program takes the tree's buffers as donated)."""
     if _is_traced((keys, envs, tree)):
-        jitted = continue_batch if continuing else _search_batch
-        return jitted(keys, envs, tree, jnp.int32(num_simulations), opts=opts,
-                      gumbel_simulations=_gumbel_simulations(opts, num_simulations))
+        return _search_batch_impl(keys, envs, tree, jnp.int32(num_simulations), opts=opts, continuing=continuing,
+                                  gumbel_simulations=_gumbel_simulations(opts, num_simulations))
     return compiled_search(keys, envs, tree, opts, num_simulations, continuing)(keys, envs, tree)
 
 
@@ -180,8 +181,6 @@ def compiled_search(keys, envs, tree, opts: SearchOptions, num_simulations: int,
     these shapes and options running ``num_simulations``, from the
     process's set of compiled searches (:mod:`c4jax.search.compiled`;
     compiled on a miss)."""
-    from c4jax.search import compiled
-
     args = (keys, envs, tree)
     games = keys.shape[0]
     mesh = layout.cpu_mesh(games, args)
@@ -320,19 +319,6 @@ def _search_batch_impl(keys, envs, tree, num_simulations, opts: SearchOptions, g
         return jax.vmap(lambda k, e, t: _search_one(k, e, t, opts, num_simulations, continuing))(k, e, t)
 
     return layout.in_blocks(block, games, jax.default_backend())(keys, envs, tree)
-
-
-_search_batch = jax.jit(
-    functools.partial(_search_batch_impl, continuing=False), static_argnames=("opts", "gumbel_simulations")
-)
-# The anytime driver's later chunks: the tree's root is ``envs`` (the previous
-# chunk searched it), so nothing of tree size is checked or rebuilt, and the
-# tree's buffers are donated: the chunk updates them in place, with no copy.
-continue_batch = jax.jit(
-    functools.partial(_search_batch_impl, continuing=True),
-    static_argnames=("opts", "gumbel_simulations"),
-    donate_argnames=("tree",),
-)
 
 
 # ---------------------------------------------------------------------------
