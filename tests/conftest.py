@@ -1,42 +1,24 @@
-"""Test-session hygiene.
+"""Test-session settings: bounded compiled programs, fast compiles, one
+shared persistent compilation cache.
 
-Each test module compiles many search variants; JAX keeps every compiled
-executable alive for the rest of the process.  Over the whole suite that grew
-to about 5.5 GB and, at a fixed point near the end, XLA's CPU compiler crashed
-with a segmentation fault while compiling the next search (reproducibly in a
-full run, never when the module ran alone).  The resource that runs out is
-the number of memory mappings (Linux's vm.max_map_count, 65530 here): the
-compiled code of test_search.py alone takes the process from about 5,600 to
-35,000 mappings.  Dropping JAX's caches after each module brings it back
-(measured: 35,000 -> 5,650) and the peak memory from 5.5 to 3.0 GB; no test
-relies on compilations made by another module (compile-once tests use
-``chex.assert_max_traces`` inside one test).
-
-The tests compile fast, run slow code: the suite's time is mostly XLA
-compiling (measured per test with JAX's compile-time events, over 1,436 s
-of in-process tests: 64% XLA's backend compile, 27% tracing and lowering,
-9% running), so ``XLA_FLAGS`` turns off LLVM's optimisation
-(``--xla_backend_optimization_level=0``, which cut the suite by about 30%:
-tests/test_reuse.py 317 s -> 218 s) and the MLIR fusion emitters
-(``--xla_cpu_use_fusion_emitters=false``: XLA's older elemental emitter,
-about 30% less compile time again on a search, fresh processes
-alternating; tests/test_search.py and three more files took 1,080 s of test
-time with the level alone and 830 s with both, two runs an hour apart on the
-same idle machine), unless ``XLA_FLAGS`` already
-sets them.  XLA's CPU backend never reorders floating-point arithmetic (no
-fast math), so every value is the same.  The level changes only machine
-code; the older emitter also changes which operations XLA fuses, so the
-structural tests of tests/test_search_cost.py, which inspect the optimised
-HLO, are marked ``users_hlo`` and compile with the fusion emitters on.  The
-CLI's subprocesses inherit the setting; the benchmarks never use it.
-
-That code runs about five times slower (a batch of 16 Connect 4 searches
-of 400 simulations: 0.8 s against 0.15 s), which costs more than it saves
-in the few tests that search for a long time (arenas, a million rollouts,
-thousands of simulations on a batch): those are marked
-``@pytest.mark.optimized`` and compile as users' programs do (XLA's
-defaults, given per compilation; see ``_compile_overrides``).
+* Memory mappings: XLA's CPU backend maps the code of every executable into
+  the process and JAX keeps executables alive as long as their functions;
+  over a whole suite that passes Linux's ``vm.max_map_count`` and LLVM
+  crashes.  So JAX's caches and c4jax's compiled searches are dropped after
+  every module (no test relies on another module's compilations; compile-once
+  tests use ``chex.assert_max_traces`` inside one test).
+* Compile time is most of the suite's time, so ``XLA_FLAGS`` turns off LLVM's
+  optimisation (``--xla_backend_optimization_level=0``) and the MLIR fusion
+  emitters (``--xla_cpu_use_fusion_emitters=false``) unless ``XLA_FLAGS``
+  sets them.  XLA's CPU backend never reorders floating-point arithmetic, so
+  every value is the same.  Tests that inspect optimised HLO are marked
+  ``users_hlo`` (fusion emitters on: they change fusion decisions); tests
+  that search for a long time are marked ``optimized`` and compile with
+  XLA's defaults, as users' programs do (``_compile_overrides``).
+* One persistent compilation cache per session, shared by the xdist workers
+  (``pytest_configure``).
 """
+
 
 import gc
 import os

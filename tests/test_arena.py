@@ -14,7 +14,7 @@ import pytest
 import c4jax
 from c4jax import connect4 as c4
 from c4jax import tictactoe as ttt
-from c4jax.arena import elo_difference, wilson_interval
+from c4jax.stats import elo_difference, wilson_interval
 
 
 def stack(envs):

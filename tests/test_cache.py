@@ -36,12 +36,12 @@ def test_the_command_ignores_a_relative_xdg_cache_home(monkeypatch):
     # ignored, so the folder is ~/.cache/c4jax/jax; an absolute one is used.
     from types import SimpleNamespace
 
-    from c4jax.cli import common
+    from c4jax.cli import from_args
 
     args = SimpleNamespace(no_cache=False, cache_dir=None)
     monkeypatch.delenv("C4JAX_CACHE_DIR", raising=False)
     monkeypatch.setenv("HOME", "/home/someone")
     monkeypatch.setenv("XDG_CACHE_HOME", "relcache")
-    assert str(common.cache_dir(args)) == "/home/someone/.cache/c4jax/jax"
+    assert str(from_args.cache_dir(args)) == "/home/someone/.cache/c4jax/jax"
     monkeypatch.setenv("XDG_CACHE_HOME", "/var/cache/me")
-    assert str(common.cache_dir(args)) == "/var/cache/me/c4jax/jax"
+    assert str(from_args.cache_dir(args)) == "/var/cache/me/c4jax/jax"

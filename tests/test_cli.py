@@ -609,7 +609,7 @@ def test_the_commands_search_with_run_mcts_defaults_unless_told(command):
     run_mcts's own defaults (its prior among them) apply; a flag given is
     passed as given."""
     from c4jax.cli import build_parser
-    from c4jax.cli.common import search_options
+    from c4jax.cli.args import search_options
 
     parser = build_parser()
     extra = ["4453"] if command == "analyze" else []

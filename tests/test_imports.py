@@ -64,3 +64,29 @@ def test_the_functions_named_like_their_modules_stay_functions_after_the_modules
     importlib.import_module("c4jax.selfplay")
     assert callable(c4jax.arena) and c4jax.arena.__module__ == "c4jax.arena"
     assert callable(c4jax.selfplay) and c4jax.selfplay.__module__ == "c4jax.selfplay"
+
+
+_EACH_MODULE = r"""
+import pathlib, sys, importlib, c4jax
+root = pathlib.Path(c4jax.__file__).parent
+names = sorted("c4jax." + ".".join(p.relative_to(root).with_suffix("").parts).removesuffix(".__init__")
+               for p in root.rglob("*.py") if p.name != "__main__.py")
+failed = []
+for name in names:
+    for loaded in [m for m in sys.modules if m.startswith("c4jax.")]:
+        del sys.modules[loaded]
+    try:
+        importlib.import_module(name)
+    except ImportError as e:
+        failed.append(f"{name}: {e}")
+print(len(names), failed)
+"""
+
+
+def test_every_module_imports_first_without_an_import_cycle():
+    """Each module of the package imported first (the others unloaded):
+    an import cycle shows as an ImportError of a partially initialised module."""
+    out = subprocess.run([sys.executable, "-c", _EACH_MODULE], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    count, failed = out.stdout.strip().splitlines()[-1].split(" ", 1)
+    assert int(count) >= 40 and failed == "[]", out.stdout

@@ -189,13 +189,11 @@ def test_a_lane_descent_is_one_kernel_at_batch_one():
 @pytest.mark.users_hlo
 @pytest.mark.parametrize("lanes", [1, 4])
 def test_a_continued_anytime_chunk_copies_no_tree_buffer(lanes):
-    """The anytime driver's later chunks (``continue_batch``, the tree
+    """The anytime driver's later chunks (``continuing=True``, the tree
     donated) update the tree in place from the first instruction to the
-    last: no capacity-sized ``copy`` anywhere in the program.  Two changes
-    made it so (before, 23 whole-tree copies per chunk, an O(N) cost per
-    chunk): the last simulation's writes are applied by a closing step inside
-    the loop instead of after it, and a chunk without Dirichlet noise leaves
-    the root's stored prior alone instead of writing the same values again."""
+    last: no capacity-sized ``copy`` anywhere in the program (the last
+    simulation's writes are applied by a closing step inside the loop, and a
+    chunk without Dirichlet noise leaves the root's stored prior alone)."""
     envs = jax.tree.map(lambda x: x[None], c4.from_moves("44"))
     keys = jax.random.split(jax.random.key(0), 1)
     opts = options_from_kwargs(dict(lanes=lanes))

@@ -328,7 +328,7 @@ def test_a_bad_coordinator_address_is_one_line(tmp_path, capsys, address):
 
 
 def test_resume_refuses_a_part_file_of_another_process(run, tmp_path, capsys):
-    from c4jax.cli.common import UsageError
+    from c4jax.cli.args import UsageError
     from c4jax.cli.selfplay import _existing
 
     part = tmp_path / "g.jsonl.part-0-of-2"

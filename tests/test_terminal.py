@@ -16,7 +16,7 @@ import pytest
 import c4jax
 from c4jax import connect4 as c4
 from c4jax import tictactoe as ttt
-from c4jax.cli import common
+from c4jax.cli import terminal
 
 ESC = "\x1b["
 
@@ -24,14 +24,14 @@ ESC = "\x1b["
 def _console(width=80, encoding="utf-8", **kw):
     raw = io.BytesIO()
     stream = io.TextIOWrapper(raw, encoding=encoding, errors="strict", newline="\n", write_through=True)
-    con = common.console(file=stream, width=width, **kw)
+    con = terminal.console(file=stream, width=width, **kw)
     return con, lambda: raw.getvalue().decode(encoding)
 
 
 @pytest.mark.parametrize("encoding", ["ascii", "latin-1", "cp1252", "utf-8"])
 def test_the_board_is_drawn_in_any_encoding(encoding):
     con, text = _console(encoding=encoding)
-    common.print_board(con, c4.from_moves("4453").game, c4.from_moves("4453"))
+    terminal.print_board(con, c4.from_moves("4453").game, c4.from_moves("4453"))
     out = text()
     lines = out.splitlines()
     assert lines[-1] == "X to move (ply 4)"
@@ -46,7 +46,7 @@ def test_a_board_wider_than_the_output_is_drawn_one_character_per_cell(cols):
     game = c4.make(6, cols, 4)
     env = game.from_moves([cols, 1, cols])
     con, text = _console(width=80)
-    common.print_board(con, game, env)
+    terminal.print_board(con, game, env)
     lines = text().splitlines()
     # The usual drawing needs 3 characters per column from 10 columns on:
     # 30 or more columns do not fit in 80, and are drawn compactly.
@@ -69,7 +69,7 @@ def test_a_board_wider_than_a_tiny_terminal_is_not_broken():
     # 64 columns in a 40-character terminal: the rows stay whole lines.
     game = c4.make(6, 64, 4)
     con, text = _console(width=40)
-    common.print_board(con, game, game.env_reset())
+    terminal.print_board(con, game, game.env_reset())
     lines = text().splitlines()
     assert [len(x) for x in lines[:6]] == [64] * 6
 
@@ -83,9 +83,9 @@ def test_a_zero_or_tiny_terminal_width_still_shows_everything(monkeypatch, colum
 
     monkeypatch.setenv("COLUMNS", columns)
     stream = io.StringIO()
-    con = common.console(file=stream)
-    assert con.width == common.MIN_WIDTH
-    common.print_board(con, c4.env_reset().game, c4.from_moves("4453"))
+    con = terminal.console(file=stream)
+    assert con.width == terminal.MIN_WIDTH
+    terminal.print_board(con, c4.env_reset().game, c4.from_moves("4453"))
     con.print("Best move: column 3")
     lines = stream.getvalue().splitlines()
     assert lines[-2] == "X to move (ply 4)" and lines[-1] == "Best move: column 3"
@@ -93,7 +93,7 @@ def test_a_zero_or_tiny_terminal_width_still_shows_everything(monkeypatch, colum
 
 def test_tictactoe_draws_the_same_in_ascii():
     con, text = _console(encoding="ascii")
-    common.print_board(con, ttt.GAME, ttt.from_moves("15"))
+    terminal.print_board(con, ttt.GAME, ttt.from_moves("15"))
     assert text().splitlines()[0] == " X | 2 | 3"
 
 
@@ -109,7 +109,7 @@ def test_the_search_table_never_crops_a_number_in_a_narrow_terminal(search):
     widths = {}
     for width in (30, 60, 120):
         con, text = _console(width=width, encoding="ascii")
-        common.print_table(con, c4jax.search_table(out, env, "t", with_prior=True))
+        terminal.print_table(con, c4jax.search_table(out, env, "t", with_prior=True))
         lines = text().splitlines()
         widths[width] = max(len(ln) for ln in lines)
         rows = [ln.split("|") for ln in lines if re.match(r"\|\s*\d+\s*\|", ln)]
@@ -128,8 +128,8 @@ def test_the_arena_table_never_crops_a_number():
     r = c4jax.arena(jax.random.key(0), c4jax.random_player(), c4jax.heuristic_player(), 4, ttt.env_reset())
     for width in (40, 80):
         stream = io.StringIO()
-        con = common.console(file=stream, width=width)
-        common.print_table(con, r.table())
+        con = terminal.console(file=stream, width=width)
+        terminal.print_table(con, r.table())
         text = stream.getvalue()
         assert "\u2026" not in text, text  # rich's ellipsis: a cropped cell
         assert f"{r.compile_seconds:.1f} s" in text or "compile" in text
@@ -172,7 +172,7 @@ def test_colour_follows_the_environment(monkeypatch, env, colour):
     for name, value in env.items():
         monkeypatch.setenv(name, value)
     con, text = _console()
-    common.print_board(con, c4.from_moves("4453").game, c4.from_moves("4453"))
+    terminal.print_board(con, c4.from_moves("4453").game, c4.from_moves("4453"))
     assert (ESC in text()) == colour, repr(text()[:80])
 
 
@@ -180,6 +180,6 @@ def test_an_output_that_cannot_encode_replaces_instead_of_raising(monkeypatch):
     raw = io.BytesIO()
     stream = io.TextIOWrapper(raw, encoding="ascii", errors="strict")
     monkeypatch.setattr("sys.stdout", stream)
-    common.tolerate_any_encoding()
+    terminal.tolerate_any_encoding()
     print("\u00b7 \u2501", file=stream, flush=True)
     assert raw.getvalue() == b"? ?\n"

@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 from c4jax import tictactoe as ttt
+from c4jax import tictactoe_solver
 
 nan = np.nan
 LINES = [(0, 1, 2), (3, 4, 5), (6, 7, 8), (0, 3, 6), (1, 4, 7), (2, 5, 8), (0, 4, 8), (2, 4, 6)]
@@ -156,7 +157,7 @@ POSITIONS = _random_positions(200)
 
 
 def test_solve_matches_brute_force_negamax():
-    ttt._TT.clear()
+    tictactoe_solver._TT.clear()
     for moves in POSITIONS:
         got = ttt.solve(ttt.from_moves(moves))
         np.testing.assert_array_equal(got, _brute_all(moves), err_msg=str(moves))
@@ -173,16 +174,16 @@ def test_solve_after_env_steps_matches_brute_force():
 
 def test_memo_does_not_change_values():
     sample = POSITIONS[:60]
-    ttt._TT.clear()
+    tictactoe_solver._TT.clear()
     cold = [ttt.solve(ttt.from_moves(m)) for m in sample]  # each solved into a growing memo
-    ttt._TT.clear()
+    tictactoe_solver._TT.clear()
     ttt.solution_table.__wrapped__()  # fill the memo with every position first
-    assert len(ttt._TT) > 4000
+    assert len(tictactoe_solver._TT) > 4000
     warm = [ttt.solve(ttt.from_moves(m)) for m in reversed(sample)][::-1]
     for moves, a, b in zip(sample, cold, warm):
         np.testing.assert_array_equal(a, b, err_msg=str(moves))
     for moves in sample[:10]:  # and each alone, from an empty memo
-        ttt._TT.clear()
+        tictactoe_solver._TT.clear()
         np.testing.assert_array_equal(ttt.solve(ttt.from_moves(moves)), _brute_all(moves))
 
 
@@ -255,9 +256,9 @@ def test_solution_table():
 
 def test_nothing_built_at_import():
     code = (
-        "import c4jax.tictactoe as t; "
-        "assert t.solution_table.cache_info().currsize == 0; assert not t._TT; "
-        "import jax; assert not any(isinstance(v, jax.Array) for v in vars(t).values())"
+        "import c4jax.tictactoe as t, c4jax.tictactoe_solver as s; "
+        "assert t.solution_table.cache_info().currsize == 0; assert not s._TT; "
+        "import jax; assert not any(isinstance(v, jax.Array) for m in (t, s) for v in vars(m).values())"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
 

@@ -12,7 +12,7 @@ position, run an arena between two players, time the library.
 One module per command (:mod:`c4jax.cli.play`, ``analyze``, ``arena``,
 ``selfplay``, ``bench``); what they share: the arguments (:mod:`c4jax.cli.args`),
 the library's objects from them (:mod:`c4jax.cli.from_args`) and the terminal
-output (:mod:`c4jax.cli.console`).  ``main(argv)``
+output (:mod:`c4jax.cli.terminal`).  ``main(argv)``
 returns the exit status (0 on success, 2 for a bad argument, which is reported
 as one line on stderr, never as a traceback).  JAX's persistent compilation
 cache is switched on inside :func:`main` (never at import), in
@@ -39,7 +39,7 @@ from typing import Sequence  # noqa: E402
 from c4jax import __version__  # noqa: E402
 from c4jax.cli import analyze, arena, bench, play, selfplay  # noqa: E402
 from c4jax.cli.args import EXIT_USAGE, PROG, Parser, UsageError, common_parent, game_parent, search_parent  # noqa: E402
-from c4jax.cli.console import console, hard_exit, tolerate_any_encoding  # noqa: E402
+from c4jax.cli.terminal import console, hard_exit, tolerate_any_encoding  # noqa: E402
 from c4jax.cli.from_args import cache_dir, enable_compilation_cache  # noqa: E402
 
 __all__ = ["main", "build_parser"]

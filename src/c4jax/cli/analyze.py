@@ -7,7 +7,7 @@ import os
 import re
 
 from c4jax.cli.args import command_parser, file_arg, search_options, seed_arg, UsageError
-from c4jax.cli.console import PREPARING, print_board, print_table, status
+from c4jax.cli.terminal import PREPARING, print_board, print_table, status
 from c4jax.cli.from_args import check_writable, make_game, parse_moves, separated_moves
 
 ANALYZE_EPILOG = """\

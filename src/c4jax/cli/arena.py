@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from c4jax.cli.args import MAX_GAMES, command_parser, file_arg, int_arg, seed_arg, UsageError
-from c4jax.cli.console import print_table
+from c4jax.cli.terminal import print_table
 from c4jax.cli.from_args import check_devices, check_writable, make_game
 
 ARENA_EPILOG = """\

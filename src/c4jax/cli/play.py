@@ -13,7 +13,7 @@ import threading
 import time
 
 from c4jax.cli.args import command_parser, search_options, seed_arg
-from c4jax.cli.console import PREPARING, hard_exit, print_board, print_table, status
+from c4jax.cli.terminal import PREPARING, hard_exit, print_board, print_table, status
 from c4jax.cli.from_args import make_game
 
 PLAY_EPILOG = """\

@@ -37,7 +37,6 @@ from c4jax.search.search import compiled_search, prepare_search, unbatch_output
 from c4jax.validation import check_int, check_number
 from c4jax.search import compiled
 from c4jax.search.options import options_from_kwargs
-from c4jax.reuse import empty_tree
 
 __all__ = ["run_mcts_anytime", "anytime_capacity"]
 
@@ -134,6 +133,8 @@ def run_mcts_anytime(
         options = {"options": dataclasses.replace(given, capacity=anytime_capacity(float(seconds), chunk))}
     keys, envs, tree, opts, single = prepare_search(key, env, chunk, tree, options)
     if tree is None:
+        from c4jax.reuse import empty_tree  # here: c4jax.reuse imports this package
+
         tree = empty_tree(envs, opts.capacity)
     cached = compiled_count()
     first = compiled_search(keys, envs, tree, opts, chunk, continuing=False)
