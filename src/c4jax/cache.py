@@ -4,7 +4,9 @@ machine, load on every later start.
 ``c4jax.enable_compilation_cache()`` switches it on for this process in a
 per-user folder (``$C4JAX_CACHE_DIR``, else ``$XDG_CACHE_HOME/c4jax/jax`` or
 ``~/.cache/c4jax/jax``); the ``c4jax`` command does so unless given
-``--no-cache``.  Without the call, JAX's own ``JAX_COMPILATION_CACHE_DIR``
+``--no-cache``.  While it is on, c4jax also keeps the traced searches there
+(:mod:`c4jax.search.programs`), so a later start skips tracing too.  Without
+the call, JAX's own ``JAX_COMPILATION_CACHE_DIR``
 environment variable does the same for programs that take over a second to
 compile.  Processes may share the folder: JAX writes each entry to a
 temporary file and renames it, and a failed read or write costs only a

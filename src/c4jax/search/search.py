@@ -71,7 +71,7 @@ from c4jax.search.tree import (
 )
 from c4jax.values import leaf_value, prior_logits
 from c4jax.validation import check_int
-from c4jax.search import compiled
+from c4jax.search import compiled, programs
 
 __all__ = ["run_mcts", "MAX_SIMULATIONS"]
 
@@ -200,9 +200,13 @@ def compiled_search(keys, envs, tree, opts: SearchOptions, num_simulations: int,
         _gumbel_simulations(opts, num_simulations),
         None if mesh is None else tuple(d.id for d in mesh.devices.flat),
     )
+    count = np.int32(num_simulations)
+    if mesh is None and opts.prior_fn is None and opts.value_fn is None and programs.directory() is not None:
+        fn = compiled.compiled(signature + ("exported",),
+                               lambda: _compile_exported(args, opts, num_simulations, continuing))
+        return lambda keys, envs, tree: fn(keys, envs, tree, count)
     fn = compiled.compiled(
         signature, lambda: lower_search(*args, opts, num_simulations, continuing, mesh).compile())
-    count = np.int32(num_simulations)
     if mesh is None:
         return lambda keys, envs, tree: fn(keys, envs, tree, count)
 
@@ -210,6 +214,29 @@ def compiled_search(keys, envs, tree, opts: SearchOptions, num_simulations: int,
         placed = jax.device_put(layout.pad_rows((keys, envs, tree), rows), games_sharding)
         out = fn(*placed, count)
         return out if rows == games else jax.tree.map(lambda x: x[:games], out)
+
+    return run
+
+
+def _compile_exported(args, opts: SearchOptions, num_simulations: int, continuing: bool):
+    """The search of ``args`` (one device) compiled from its traced program
+    kept on disk (:mod:`c4jax.search.programs`; traced and kept on a miss):
+    ``run(keys, envs, tree, count) -> SearchOutput``."""
+    gumbel = _gumbel_simulations(opts, num_simulations)
+    impl = functools.partial(_search_batch_impl, opts=opts, continuing=continuing, gumbel_simulations=gumbel)
+    leaves, in_tree = jax.tree.flatten(args + (np.int32(num_simulations),))
+
+    def flat_fn(*xs):
+        return jax.tree.flatten(impl(*jax.tree.unflatten(in_tree, xs)))
+
+    exported, out_tree = programs.load_or_export(
+        flat_fn, leaves, (str(in_tree), repr(args[1].game), repr(opts), gumbel, continuing))
+    front = len(jax.tree.leaves(args[:2]))
+    donate = tuple(range(front, front + len(jax.tree.leaves(args[2])))) if continuing else ()
+    exe = jax.jit(exported.call, donate_argnums=donate).lower(*leaves).compile()
+
+    def run(keys, envs, tree, count):
+        return jax.tree.unflatten(out_tree, exe(*jax.tree.leaves((keys, envs, tree, count))))
 
     return run
 

@@ -1,0 +1,110 @@
+"""Traced searches kept on disk, so that a warm start neither traces nor compiles.
+
+JAX's persistent compilation cache (:mod:`c4jax.cache`) saves the XLA
+compilation of a program, but a new process still traces and lowers the
+search before it can look the program up.  While that cache is on
+(``jax_compilation_cache_dir`` set), :func:`load_or_export` keeps each search's
+lowered program (``jax.export``, serialized) in the folder's
+``c4jax-programs`` subfolder, keyed by everything the program depends on: the
+source of c4jax, the versions of jax, jaxlib and mctx, the options, the
+argument shapes and dtypes, the game, the backend and the JAX settings that
+change tracing.  A later process loads it (no tracing) and compiles it,
+which the compilation cache answers.  A search with your own ``prior_fn`` or
+``value_fn`` is not kept (a function cannot be keyed).  An unreadable entry
+is traced again and rewritten; entries are written whole (a temporary file
+and a rename), so processes may share the folder.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import importlib.util
+import os
+import pathlib
+import pickle
+from typing import Callable
+
+import jax
+from jax import export
+
+__all__ = ["directory", "load_or_export"]
+
+SUBFOLDER = "c4jax-programs"
+
+
+def directory() -> pathlib.Path | None:
+    """Where traced searches are kept: a subfolder of JAX's persistent
+    compilation cache folder; ``None`` while that cache is off (or without
+    the ``flatbuffers`` package, which ``jax.export`` serializes with)."""
+    folder = jax.config.jax_compilation_cache_dir
+    if not folder or importlib.util.find_spec("flatbuffers") is None:
+        return None
+    return pathlib.Path(folder) / SUBFOLDER
+
+
+@functools.lru_cache(maxsize=1)
+def _versions() -> str:
+    """The package's source digest and the versions its programs depend on."""
+    import importlib.metadata
+
+    import mctx
+
+    root = pathlib.Path(__file__).resolve().parents[1]
+    digest = hashlib.sha256()
+    for path in sorted(root.rglob("*.py")):
+        digest.update(str(path.relative_to(root)).encode())
+        digest.update(path.read_bytes())
+    return "|".join((digest.hexdigest(), jax.__version__, importlib.metadata.version("jaxlib"), mctx.__version__))
+
+
+def _key(parts: tuple, leaves: list) -> str:
+    config = (jax.config.jax_enable_x64, jax.config.jax_threefry_partitionable, jax.config.jax_default_prng_impl,
+              jax.default_backend())
+    avals = [(str(getattr(x, "dtype", type(x))), tuple(getattr(x, "shape", ()))) for x in leaves]
+    text = repr((_versions(), config, avals, parts))
+    return hashlib.sha256(text.encode()).hexdigest()[:40]
+
+
+def load_or_export(flat_fn: Callable, leaves: list, parts: tuple):
+    """``(exported, out_tree)`` for ``flat_fn(*leaves) -> (out_leaves,
+    out_tree)`` traced at ``leaves``: loaded from :func:`directory` when an
+    entry of this key is there, else traced, exported and written there.
+
+    Args:
+      flat_fn: takes the flat argument leaves; returns ``(out_leaves,
+        out_tree)``, the outputs flattened.
+      leaves: the argument leaves (arrays).
+      parts: what else the program depends on (options, game, static
+        arguments, the argument tree), as a ``repr``-able tuple.
+    """
+    folder = directory()
+    path = None if folder is None else folder / f"{_key(parts, leaves)}.exported"
+    if path is not None and path.is_file():
+        try:
+            blob, out_tree = pickle.loads(path.read_bytes())
+            return export.deserialize(blob), out_tree
+        except Exception:  # noqa: BLE001 - a damaged or foreign entry: trace again
+            pass
+    box: dict = {}
+
+    def traced(*xs):
+        outs, box["out_tree"] = flat_fn(*xs)
+        return outs
+
+    exported = export.export(jax.jit(traced))(*leaves)
+    if path is not None:
+        _write_whole(path, pickle.dumps((exported.serialize(), box["out_tree"])))
+    return exported, box["out_tree"]
+
+
+def _write_whole(path: pathlib.Path, data: bytes) -> None:
+    """Writes ``data`` to ``path`` through a temporary file and a rename; a
+    folder that cannot be written costs only the saving."""
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp.write_bytes(data)
+        os.replace(tmp, path)
+    except OSError:
+        tmp.unlink(missing_ok=True)

@@ -1,0 +1,80 @@
+"""Traced searches kept on disk (c4jax.search.programs): a search of the same
+shapes and options in a later process loads its program without tracing,
+and gives the same output; damaged entries are traced again; searches with
+the user's own functions are not kept."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import c4jax
+from c4jax import connect4 as c4
+from c4jax.search import programs
+
+
+@pytest.fixture
+def folder(tmp_path):
+    """A persistent cache folder of this test's own; the session's restored after."""
+    before = jax.config.jax_compilation_cache_dir
+    jax.config.update("jax_compilation_cache_dir", str(tmp_path))
+    c4jax.clear_compiled()
+    try:
+        yield tmp_path / programs.SUBFOLDER
+    finally:
+        jax.config.update("jax_compilation_cache_dir", before)
+        c4jax.clear_compiled()
+
+
+def _search(**options):
+    out = c4jax.run_mcts(jax.random.key(3), c4.from_moves("4453"), 64, **options)
+    return jax.tree.map(lambda x: np.asarray(jax.random.key_data(x) if jnp.issubdtype(x.dtype, jax.dtypes.prng_key)
+                                             else x), out)
+
+
+def _same(a, b):
+    for x, y in zip(jax.tree.leaves(a), jax.tree.leaves(b)):
+        np.testing.assert_array_equal(x, y)
+
+
+def _no_tracing(monkeypatch):
+    def refuse(*args, **kwargs):
+        raise AssertionError("traced although a kept program was there")
+
+    monkeypatch.setattr(programs.export, "export", refuse)
+
+
+def test_a_kept_program_is_loaded_without_tracing_and_gives_the_same_output(folder, monkeypatch):
+    first = _search()
+    assert len(list(folder.glob("*.exported"))) == 1
+    c4jax.clear_compiled()
+    _no_tracing(monkeypatch)
+    _same(_search(), first)
+
+
+def test_a_damaged_entry_is_traced_again_and_rewritten(folder):
+    first = _search()
+    (entry,) = folder.glob("*.exported")
+    entry.write_bytes(b"not a program")
+    c4jax.clear_compiled()
+    _same(_search(), first)
+    assert entry.read_bytes() != b"not a program"
+
+
+def test_other_options_are_other_programs_and_own_functions_are_not_kept(folder):
+    _search()
+    _search(selection="uct")
+    assert len(list(folder.glob("*.exported"))) == 2
+    _search(prior_fn=lambda env: jnp.zeros(env.game.num_actions))
+    assert len(list(folder.glob("*.exported"))) == 2
+
+
+def test_nothing_is_kept_while_the_compilation_cache_is_off(tmp_path):
+    before = jax.config.jax_compilation_cache_dir
+    jax.config.update("jax_compilation_cache_dir", None)
+    try:
+        assert programs.directory() is None
+        _search()
+    finally:
+        jax.config.update("jax_compilation_cache_dir", before)
+    assert not list(tmp_path.rglob("*.exported"))
