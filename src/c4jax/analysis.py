@@ -181,13 +181,13 @@ def _one_game_legal(out, env):
     if np.ndim(env.ply):  # a batch of one
         env = jax.tree.map(lambda x: x[0], env)
     searched = getattr(out.search_tree.embeddings, "game", None)
-    root = jax.tree.map(lambda x: np.asarray(x[0, 0]), out.search_tree.embeddings)
+    root = jax.tree.map(lambda x: np.asarray(x)[0, 0], out.search_tree.embeddings)
     if searched != env.game or not np.array_equal(root.stones, np.asarray(env.stones)):
         raise ValueError(
             f"env is not the position this search was run on (the search's root is a position of "
             f"{searched!r}{', another board' if searched == env.game else ''}; env is one of {env.game!r})"
         )
-    return np.asarray(env.game.legal_action_mask(env))
+    return np.asarray(out.search_tree.root_invalid_actions)[0] == 0  # the search's ~legal_action_mask(env)
 
 
 def host(tree):

@@ -6,6 +6,9 @@ grid (:func:`unbatched_grid`) and :func:`status_line`, for the drawings.
 
 from __future__ import annotations
 
+import functools
+
+import jax
 import numpy as np
 
 from c4jax.env import NO_WINNER, Env
@@ -179,12 +182,19 @@ def position_from_grid(grid, connect: int, gravity: bool, to_move=None) -> dict:
 
 
 def unbatched_grid(game, env: Env) -> np.ndarray:
+    """``game.board_array(env)`` of one game as a NumPy array (one compiled
+    call, not an eager operation per step); ``ValueError`` for a batch."""
     if env.batch_shape:
         raise ValueError(
             f"render takes one game, got a batch of shape {env.batch_shape}: "
             "index it first (jax.tree.map(lambda x: x[i], env))"
         )
-    return np.asarray(game.board_array(env))
+    return np.asarray(_board_array(game)(env))
+
+
+@functools.lru_cache(maxsize=64)
+def _board_array(game):
+    return jax.jit(game.board_array)
 
 
 def status_line(env: Env) -> str:

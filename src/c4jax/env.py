@@ -34,6 +34,7 @@ from typing import Protocol
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 __all__ = ["Env", "Game", "GAME_FUNCTIONS", "NO_WINNER", "empty_board", "env_from_values", "finish_step", "check_game", "check_fields"]
 
 NO_WINNER = -1
@@ -158,13 +159,14 @@ def env_from_values(game, stones, to_move: int, ply: int, done: bool, winner: in
     """An unbatched :class:`Env` of ``game`` from Python values and a NumPy
     ``stones`` array (``uint32``, the game's ``stones_shape``): the position
     ``from_moves`` and ``from_board`` build."""
+    # NumPy values put on the device (no small program compiled per field).
     return Env(
-        stones=jnp.asarray(stones, jnp.uint32),
-        to_move=jnp.int32(to_move),
-        ply=jnp.int32(ply),
-        done=jnp.bool_(done),
-        winner=jnp.int32(winner),
-        last_action=jnp.int32(last_action),
+        stones=jax.device_put(np.asarray(stones, np.uint32)),
+        to_move=jax.device_put(np.int32(to_move)),
+        ply=jax.device_put(np.int32(ply)),
+        done=jax.device_put(np.bool_(done)),
+        winner=jax.device_put(np.int32(winner)),
+        last_action=jax.device_put(np.int32(last_action)),
         game=game,
     )
 

@@ -99,7 +99,7 @@ def run(args, con, t_start: float) -> int:
                 run_mcts(jax.random.key(args.seed), env, args.simulations, **search_options(args)))
         sims = args.simulations
         done = f"{args.simulations} simulations"
-    legal = np.asarray(game.legal_action_mask(env))
+    legal = np.asarray(out.search_tree.root_invalid_actions)[0] == 0  # the search's legal moves
     if args.dot == "-":  # the DOT text on stdout instead of the board and table
         from c4jax.search.dot import tree_to_dot
 
@@ -133,13 +133,14 @@ def analysis_json(game, env, out, moves: str | None, simulations: int) -> dict:
     import numpy as np
 
     from c4jax.analysis import move_stats
+    from c4jax.boards import unbatched_grid
 
     children = move_stats(out, env)
     return {
         "game": game.name,
         **getattr(game, "params", {}),
         "moves": None if moves is None else _moves_list(game, moves),
-        "board": ["".join(".XO"[v] for v in row) for row in np.asarray(game.board_array(env)).tolist()],
+        "board": ["".join(".XO"[v] for v in row) for row in unbatched_grid(game, env).tolist()],
         "to_move": "XO"[int(env.to_move)],
         "ply": int(env.ply),
         "simulations": int(simulations),

@@ -255,15 +255,17 @@ def prepare_search(key, env, num_simulations: int, tree, options: dict):
     if len(batch_shape) > 1:
         raise ValueError(f"env may have at most one batch axis; got batch shape {batch_shape}")
     single = batch_shape == ()
-    envs = jax.tree.map(lambda x: x[None], env) if single else env
-    batch = envs.ply.shape[0]
+    batch = 1 if single else env.ply.shape[0]
     key = as_key(key)
     if key.ndim > 1 or (key.ndim == 1 and (single or key.shape[0] != batch)):
         raise ValueError(
             f"key must be one PRNG key or a [B] batch of keys, one key per game "
             f"({'one game' if single else f'B = {batch}'}); got keys of shape {key.shape}"
         )
-    keys = key[None] if single else keys_for_games(key, (batch,))
+    if single:
+        keys, envs = _add_batch_axis((key, env))
+    else:
+        keys, envs = keys_for_games(key, (batch,)), env
 
     game = envs.game
     capacity = opts.capacity
@@ -305,20 +307,19 @@ def prepare_search(key, env, num_simulations: int, tree, options: dict):
     return keys, envs, tree, opts, single
 
 
+# One compiled call each (an eager operation per array would compile one
+# small program per operation on a process's first search).
+_add_batch_axis = jax.jit(lambda tree: jax.tree.map(lambda x: x[None], tree))
+_UNBATCHED = ("action", "action_weights", "visit_counts", "qvalues", "qvalue_lower", "qvalue_upper", "value",
+              "proven_plies")
+_first_rows = jax.jit(lambda arrays: [x[0] for x in arrays])
+
+
 def unbatch_output(out: SearchOutput, single: bool) -> SearchOutput:
     """The output of one game (``single``) without its batch axis of one,
     except ``search_tree``; a batch's unchanged."""
     if single:
-        out = out.replace(
-            action=out.action[0],
-            action_weights=out.action_weights[0],
-            visit_counts=out.visit_counts[0],
-            qvalues=out.qvalues[0],
-            qvalue_lower=out.qvalue_lower[0],
-            qvalue_upper=out.qvalue_upper[0],
-            value=out.value[0],
-            proven_plies=out.proven_plies[0],
-        )
+        out = out.replace(**dict(zip(_UNBATCHED, _first_rows([getattr(out, f) for f in _UNBATCHED]))))
     return out
 
 
