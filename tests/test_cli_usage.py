@@ -84,6 +84,12 @@ def test_a_wide_board_move_list_without_commas_says_how_to_write_it(capsys):
     assert "(e.g. 4,4,5,3)" in line
 
 
+@pytest.mark.parametrize("argv, field", [(["analyze", "10,,3", "--cols", "12", "--rows", "8"], "field 2 of 3"),
+                                         (["analyze", ",4,,4,"], "field 1 of 5")])
+def test_an_empty_move_field_is_refused_naming_it(argv, field, capsys):
+    _one_line_error(capsys, argv, f"{field} between commas is empty")
+
+
 def test_empty_file_names_are_refused(capsys):
     _one_line_error(capsys, ["analyze", "44", "--plot", ""], "expected a file name")
     _one_line_error(capsys, ["arena", "random", "random", "--out", ""], "expected a file name")

@@ -309,6 +309,16 @@ def test_tictactoe_from_moves_errors(moves, index, words):
     assert words in msg
 
 
+@pytest.mark.parametrize("game", [connect4.make(), tictactoe.GAME], ids=["connect4", "tictactoe"])
+@pytest.mark.parametrize("moves, field", [(",4,,5,", "field 1 of 5"), ("4,,5", "field 2 of 3"), ("4,", "field 2 of 2"),
+                                          (" , 4", "field 1 of 2")])
+def test_an_empty_field_between_commas_is_an_error_naming_it(game, moves, field):
+    with pytest.raises(ValueError, match=field + " between commas is empty"):
+        game.from_moves(moves)
+    digits = [c for c in moves if c.isdigit()]
+    assert int(game.from_moves(moves.replace(",", "")).ply) == len(digits)  # the same moves without commas
+
+
 def test_from_moves_wide_board_needs_ints():
     game = connect4.make(7, 40, 4)
     with pytest.raises(ValueError, match="sequence of ints"):

@@ -49,7 +49,7 @@ import numpy as np
 
 from c4jax.boards import board_grid, position_from_grid, status_line, unbatched_grid
 from c4jax.env import GAME_FUNCTIONS, NO_WINNER, Env, check_game, empty_board, env_from_values, finish_step
-from c4jax.inputs import as_action, move_list, one_game_or_batch
+from c4jax.inputs import as_action, digit_moves, move_list, one_game_or_batch
 from c4jax.rollout import playout
 from c4jax.validation import check_int
 
@@ -375,7 +375,8 @@ class Connect4:
         Args:
           moves: a string of digits (Pascal Pons' notation, ``"4453"``; only
             for boards of at most 9 columns), or a sequence of ints (any
-            width).  Spaces and commas in a string are ignored.
+            width).  Spaces in a string are ignored; commas may separate
+            moves, but no field between commas may be empty.
         Returns:
           An unbatched :class:`Env` (possibly a finished game, if the last
           move ended it).
@@ -387,19 +388,12 @@ class Connect4:
         """
         cols, rows = self.cols, self.rows
         if isinstance(moves, str):
-            text = moves.replace(" ", "").replace(",", "")
-            if cols > 9 and text:
+            if cols > 9 and moves.replace(" ", "").replace(",", ""):
                 raise ValueError(
                     f"a {rows}x{cols} board has more than 9 columns: give the moves as "
                     f"a sequence of ints 1..{cols}, not a string"
                 )
-            parsed = []
-            for i, ch in enumerate(text):
-                if ch not in "123456789"[:cols]:
-                    raise ValueError(
-                        f"move {i + 1} is {ch!r}: expected a column digit 1..{cols}"
-                    )
-                parsed.append(int(ch))
+            parsed = digit_moves(moves, cols, "column")
         else:
             parsed = move_list(moves, f"column 1..{cols}")
         grid = [[-1] * cols for _ in range(rows)]  # grid[row from bottom][col]

@@ -13,7 +13,7 @@ import numpy as np
 from c4jax.env import Env, check_game
 from c4jax.keys import keys_for_games
 
-__all__ = ["as_action", "move_list", "one_game_or_batch"]
+__all__ = ["as_action", "digit_moves", "move_list", "one_game_or_batch"]
 
 
 def as_action(action) -> jax.Array:
@@ -63,6 +63,29 @@ def move_list(moves, expected: str) -> list[int]:
         if isinstance(m, bool) or not isinstance(m, (int, np.integer)):
             raise ValueError(f"move {i + 1} is {m!r}: expected an int {expected}")
     return [int(m) for m in items]
+
+
+def digit_moves(text: str, limit: int, what: str) -> list[int]:
+    """The moves of a string of digits, one digit a move (``"4453"``), for
+    ``from_moves``; spaces are ignored and commas may separate moves
+    (``"4,4,5,3"``).
+
+    Raises:
+      ValueError: a character that is not a digit ``1..limit`` (naming the
+        move and the ``what``: ``"column"``, ``"cell"``), or an empty field
+        between commas (naming its position), which is never read as no move.
+    """
+    fields = text.split(",")
+    moves: list[int] = []
+    for k, field in enumerate(fields):
+        field = field.replace(" ", "")
+        if not field and len(fields) > 1:
+            raise ValueError(f"field {k + 1} of {len(fields)} between commas is empty (no move)")
+        for ch in field:
+            if ch not in "123456789"[:limit]:
+                raise ValueError(f"move {len(moves) + 1} is {ch!r}: expected a {what} digit 1..{limit}")
+            moves.append(int(ch))
+    return moves
 
 
 def one_game_or_batch(*, key: int | None = None):

@@ -28,7 +28,7 @@ import numpy as np
 
 from c4jax.boards import board_grid, position_from_grid, status_line, unbatched_grid
 from c4jax.env import GAME_FUNCTIONS, NO_WINNER, Env, check_game, empty_board, env_from_values, finish_step
-from c4jax.inputs import as_action, move_list, one_game_or_batch
+from c4jax.inputs import as_action, digit_moves, move_list, one_game_or_batch
 from c4jax.rollout import playout
 from c4jax.tictactoe_solver import FULL, LINE_MASKS, count_minimax_nodes, has_line, solution_table, solve_masks
 
@@ -190,11 +190,7 @@ class TicTacToe:
             sequence (``None``, a number).
         """
         if isinstance(moves, str):
-            parsed = []
-            for i, ch in enumerate(moves.replace(" ", "").replace(",", "")):
-                if ch not in "123456789":
-                    raise ValueError(f"move {i + 1} is {ch!r}: expected a cell digit 1..9")
-                parsed.append(int(ch))
+            parsed = digit_moves(moves, 9, "cell")
         else:
             parsed = move_list(moves, "cell 1..9")
         marks = [-1] * 9

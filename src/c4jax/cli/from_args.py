@@ -71,11 +71,15 @@ def parse_moves(game, text: str):
     moves: Any = text
     if separated_moves(game) and text:
         moves = []
-        for i, tok in enumerate(t for t in re.split(r"[,\s]+", text) if t):
-            if not (tok.isascii() and tok.isdigit() and len(tok) <= 9):
-                raise UsageError(f"bad MOVES {shown(text)}: move {i + 1} is {shown(tok, 12)}: "
-                                 f"expected a {move_label(game)} 1..{game.num_actions}")
-            moves.append(int(tok))
+        fields = text.split(",")
+        for k, field in enumerate(fields):
+            if not field.split():
+                raise UsageError(f"bad MOVES {shown(text)}: field {k + 1} of {len(fields)} between commas is empty")
+            for tok in field.split():
+                if not (tok.isascii() and tok.isdigit() and len(tok) <= 9):
+                    raise UsageError(f"bad MOVES {shown(text)}: move {len(moves) + 1} is {shown(tok, 12)}: "
+                                     f"expected a {move_label(game)} 1..{game.num_actions}")
+                moves.append(int(tok))
     try:
         return game.from_moves(moves)
     except ValueError as e:
