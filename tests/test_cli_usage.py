@@ -110,3 +110,13 @@ def test_bench_scripts_missing_a_peer_inside_main_is_one_line(tmp_path, capsys):
         "def main(argv):\n    import c4jax_no_such_peer_module  # noqa\n"
     )
     _one_line_error(capsys, ["bench", "--scripts", str(tmp_path)], "needs c4jax_no_such_peer_module")
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["analyze", "44", "--plot", "-"], "a plot is an image file"),
+    (["analyze", "44", "--plot", "v.gif"], "png, svg, pdf"),
+    (["analyze", "44", "--depth", "2"], "go with --dot"),
+    (["analyze", "44", "--dot", "t.dot", "--min-visits", "-1"], "must be >= 0"),
+])
+def test_plot_and_dot_flags_are_checked_before_the_search(argv, message, capsys):
+    _one_line_error(capsys, argv, message)

@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 import os
 import re
+import sys
 
-from c4jax.cli.args import command_parser, file_arg, search_options, seed_arg, UsageError
+from c4jax.cli.args import UsageError, command_parser, file_arg, int_arg, search_options, seed_arg
 from c4jax.cli.terminal import PREPARING, print_board, print_table, status
 from c4jax.cli.from_args import check_writable, make_game, parse_moves, separated_moves
 
@@ -41,12 +42,17 @@ def add_parser(sub, game, search_parent, common) -> None:
         "the player to move follows from the stone counts",
     )
     p.add_argument("--seed", type=seed_arg, default=0, help="random seed of the search (default: 0)")
-    p.add_argument("--plot", metavar="PNG", type=file_arg, default=None, help="write a bar chart of the visit counts (PNG)")
+    p.add_argument("--plot", metavar="FILE", type=file_arg, default=None,
+                   help="write a bar chart of the visit counts (PNG; .svg or .pdf by the file's extension)")
     p.add_argument("--json", action="store_true",
                    help="print the analysis as one JSON object instead of the board and table (moves 1-based)")
     p.add_argument("--dot", metavar="FILE", type=file_arg, default=None,
                    help="write the search tree as Graphviz DOT text (render: dot -Tsvg FILE); "
                    "'-': print it instead of the board and table")
+    p.add_argument("--depth", type=int_arg, default=None, metavar="K",
+                   help="with --dot: draw nodes at most K plies below the root (default: all)")
+    p.add_argument("--min-visits", type=int_arg, default=0, metavar="V",
+                   help="with --dot: leave out nodes with fewer than V visits, and their subtrees (default: 0)")
     p.set_defaults(func=run)
 
 
@@ -69,9 +75,14 @@ def run(args, con, t_start: float) -> int:
     else:
         env = parse_moves(game, args.moves)
     if args.plot:
+        _plot_format(args.plot)
         check_writable(args.plot, "the plot")
     if args.dot and args.dot != "-":
         check_writable(args.dot, "the tree")
+    if not args.dot and (args.depth is not None or args.min_visits):
+        raise UsageError("--depth and --min-visits go with --dot")
+    if args.depth is not None and args.depth < 0 or args.min_visits < 0:
+        raise UsageError(f"--depth and --min-visits must be >= 0; got {args.depth} and {args.min_visits}")
     if args.json and args.dot == "-":
         raise UsageError("--json and --dot - would both write to stdout: give --dot a file name")
     if bool(env.done):
@@ -100,15 +111,21 @@ def run(args, con, t_start: float) -> int:
         sims = args.simulations
         done = f"{args.simulations} simulations"
     legal = np.asarray(out.search_tree.root_invalid_actions)[0] == 0  # the search's legal moves
-    if args.dot == "-":  # the DOT text on stdout instead of the board and table
-        from c4jax.search.dot import tree_to_dot
+    dot = {"max_depth": args.depth, "min_visits": args.min_visits}
+    if args.plot:
+        _plot_visits(args.plot, game, out, legal, args.moves if args.board is None else "from a board")
+    if args.dot and args.dot != "-":
+        _write_dot(args.dot, out, **dot)
+    if args.dot == "-" or args.json:  # stdout holds the DOT text or the JSON alone
+        if args.dot == "-":
+            from c4jax.search.dot import tree_to_dot
 
-        print(tree_to_dot(out.search_tree), end="")
-        return 0
-    if args.dot:
-        _write_dot(args.dot, out)
-    if args.json:
-        print(json.dumps(analysis_json(game, env, out, None if args.board is not None else args.moves, sims)))
+            print(tree_to_dot(out.search_tree, **dot), end="")
+        else:
+            print(json.dumps(analysis_json(game, env, out, None if args.board is not None else args.moves, sims)))
+        for path, what in ((args.plot, "the visit counts"), (args.dot if args.dot != "-" else None, "the search tree")):
+            if path:
+                print(f"Wrote {what} to {path}", file=sys.stderr)
         return 0
     print_board(con, game, env)
     mover = "XO"[int(env.to_move)]
@@ -117,7 +134,6 @@ def run(args, con, t_start: float) -> int:
     best = int(out.action)
     con.print(f"Best move: {move_label(game)} {best + 1}")
     if args.plot:
-        _plot_visits(args.plot, game, out, legal, args.moves if args.board is None else "from a board")
         con.print(f"Wrote the visit counts to {args.plot}")
     if args.dot:
         con.print(f"Wrote the search tree to {args.dot}")
@@ -161,17 +177,48 @@ def _moves_list(game, text: str) -> list[int]:
     return [int(ch) for ch in text if ch.isdigit()]
 
 
-def _write_dot(path: str, out) -> None:
+_PLOT_FORMATS = ("png", "svg", "pdf")
+
+
+def _plot_format(path: str) -> str:
+    """The plot's format from its file name's extension (none: PNG);
+    UsageError for ``-`` or an extension it cannot write."""
+    if path == "-":
+        raise UsageError("--plot - : a plot is an image file, not text for the terminal; give a file name")
+    suffix = os.path.splitext(path)[1].lower().lstrip(".")
+    if suffix and suffix not in _PLOT_FORMATS:
+        raise UsageError(f"--plot {path!r}: the plot is written as {', '.join(_PLOT_FORMATS)} "
+                         f"(by the file's extension); got .{suffix}")
+    return suffix or "png"
+
+
+def _write_dot(path: str, out, **cut) -> None:
     from c4jax.search.dot import tree_to_dot
 
     try:
         with open(path, "w", encoding="utf-8") as f:
-            f.write(tree_to_dot(out.search_tree))
+            f.write(tree_to_dot(out.search_tree, **cut))
     except OSError as e:
         raise UsageError(f"cannot write the tree {path!r}: {e.strerror or e}") from None
 
 
 def _plot_visits(path: str, game, out, legal, moves: str) -> None:
+    import matplotlib.pyplot as plt
+
+    fig = visits_figure(game, out, legal, moves)
+    try:
+        fig.savefig(path, format=_plot_format(path), dpi=100)
+    except OSError as e:
+        raise UsageError(f"cannot write the plot {path!r}: {e.strerror or e}") from None
+    finally:
+        plt.close(fig)
+
+
+def visits_figure(game, out, legal, moves: str):
+    """The bar chart of the root's visit counts (a matplotlib Figure, Agg),
+    its title wrapped to the figure's width."""
+    import textwrap
+
     from c4jax.analysis import move_label
 
     # An MPLBACKEND matplotlib does not know would fail its import: the plot
@@ -200,13 +247,14 @@ def _plot_visits(path: str, game, out, legal, moves: str) -> None:
     ax.set_xlabel(move_label(game))
     ax.set_ylabel("visits")
     name = getattr(game, "title", game.name)
-    ax.set_title(f"{name}, moves {moves or '(none)'}: best {move_label(game)} {best + 1}")
+    value = float(np.asarray(out.qvalues).reshape(-1)[best])
+    chars = int(fig.get_figwidth() * 100 / 10)  # under 10 pixels a character at the title's size
+    about = f"{name}, moves {moves or '(none)'}"
+    if len(about) > 2 * chars:  # at most two lines of position: the moves cut short
+        about = about[:2 * chars - 3] + "..."
+    fig.suptitle("\n".join([f"best {move_label(game)}: {best + 1} (Q {value:+.3f})"] + textwrap.wrap(about, chars)),
+                 fontsize="medium")
     fig.tight_layout()
-    try:
-        fig.savefig(path, format="png", dpi=100)
-    except OSError as e:
-        raise UsageError(f"cannot write the plot {path!r}: {e.strerror or e}") from None
-    finally:
-        plt.close(fig)
+    return fig
 
 
