@@ -120,3 +120,38 @@ def test_bench_scripts_missing_a_peer_inside_main_is_one_line(tmp_path, capsys):
 ])
 def test_plot_and_dot_flags_are_checked_before_the_search(argv, message, capsys):
     _one_line_error(capsys, argv, message)
+
+
+_WRITERS = [
+    (["arena", "random", "random", "--games", "2", "--out"], "the games"),
+    (["selfplay", "--games", "2", "-n", "8", "--out"], "the games"),
+    (["analyze", "44", "-n", "8", "--plot"], "the plot"),
+    (["analyze", "44", "-n", "8", "--dot"], "the tree"),
+]
+
+
+@pytest.mark.parametrize("argv, what", _WRITERS, ids=["arena", "selfplay", "plot", "dot"])
+@pytest.mark.parametrize("place, reason", [("/nonexistent-c4jax-dir/out", "no such directory"),
+                                           ("/proc/c4jax-out", "No such file or directory")],
+                         ids=["missing", "unwritable"])
+def test_every_writing_flag_refuses_a_place_it_cannot_write_before_any_search(argv, what, place, reason, capsys):
+    line = _one_line_error(capsys, argv + [place], f"cannot write {what}")
+    assert reason in line
+
+
+@pytest.mark.parametrize("argv, what", _WRITERS[2:], ids=["plot", "dot"])
+def test_a_full_device_is_one_line_and_exit_1_not_a_traceback(argv, what, capsys):
+    code = main(argv + ["/dev/full"])
+    err = capsys.readouterr().err
+    lines = err.strip().splitlines()
+    assert code == 1 and len(lines) == 1 and "Traceback" not in err, err
+    assert "No space left on device" in lines[0], lines
+
+
+@pytest.mark.parametrize("argv", [_WRITERS[0][0], _WRITERS[1][0]], ids=["arena", "selfplay"])
+def test_records_refuse_a_device_and_an_existing_file_unless_asked(argv, tmp_path, capsys):
+    _one_line_error(capsys, argv + ["/dev/full"], "not a regular file")
+    existing = tmp_path / "g.jsonl"
+    existing.write_text("{}\n")
+    line = _one_line_error(capsys, argv + [str(existing)], "exists")
+    assert ("--overwrite" if argv[0] == "arena" else "--resume") in line

@@ -122,13 +122,55 @@ def test_non_finite_evaluations_follow_a_rule():
     env = ttt.from_moves("5")
     v = c4jax.leaf_value(jax.random.key(0), env, value_fn=lambda k, e: jax.numpy.nan)
     assert float(v) == 0.0
-    out = c4jax.run_mcts(jax.random.key(0), env, 32, value_fn=lambda k, e: jax.numpy.nan, lanes=1)
+    with pytest.warns(RuntimeWarning, match="gave NaN or infinity"):
+        out = c4jax.run_mcts(jax.random.key(0), env, 32, value_fn=lambda k, e: jax.numpy.nan, lanes=1)
     assert np.isfinite(np.asarray(out.qvalues)).all() and np.isfinite(float(out.value))
     logits = np.asarray(c4jax.prior_logits(env, prior_fn=lambda e: jax.numpy.full(9, jax.numpy.nan)))
     legal = np.asarray(ttt.legal_action_mask(env))
     assert (logits[legal] == 0.0).all()
     logits = np.asarray(c4jax.prior_logits(env, prior_fn=lambda e: jax.numpy.full(9, jax.numpy.inf)))
     assert (logits[legal] == 1e30).all()
+
+
+@pytest.mark.parametrize("lanes", [1, 4])
+def test_the_search_counts_non_finite_values_and_logits_and_warns(lanes):
+    """From the empty 7x6 board no game ends within 32 simulations, so every
+    leaf value is value_fn's (the root's and one per simulation: 33) and
+    every node's prior is prior_fn's (33 nodes, the root included)."""
+    env = c4.env_reset()
+    with pytest.warns(RuntimeWarning, match="33 evaluations"):
+        out = c4jax.run_mcts(jax.random.key(0), env, 32, lanes=lanes, value_fn=lambda k, e: jnp.float32(jnp.nan))
+    assert int(out.non_finite) == 33 and int(out.action) >= 0
+    with pytest.warns(RuntimeWarning, match="33 evaluations"):
+        out = c4jax.run_mcts(jax.random.key(0), env, 32, lanes=lanes, prior_fn=lambda e: jnp.full(7, -jnp.inf))
+    assert int(out.non_finite) == int(np.sum(np.asarray(out.search_tree.node_visits) > 0)) == 33
+
+
+def test_finite_evaluations_count_nothing_and_a_batch_counts_per_game():
+    import warnings
+
+    env = c4.env_reset()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert int(c4jax.run_mcts(jax.random.key(0), env, 16, value_fn=lambda k, e: 0.25).non_finite) == 0
+        assert int(c4jax.run_mcts(jax.random.key(0), env, 16).non_finite) == 0
+    batch = jax.tree.map(lambda *x: jnp.stack(x), c4.env_reset(), c4.from_moves("1"), c4.from_moves("12"))
+
+    def value_fn(key, e):  # NaN in the positions with an odd number of stones
+        return jnp.where(e.ply % 2 == 1, jnp.nan, 0.0)
+
+    with pytest.warns(RuntimeWarning):
+        out = c4jax.run_mcts(jax.random.key(1), batch, 8, value_fn=value_fn)
+    counts = np.asarray(out.non_finite)
+    assert counts.shape == (3,) and counts[1] > 0 and counts[0] > 0 and counts[2] > 0
+    assert counts.sum() < 3 * 9  # only odd plies: never every evaluation
+
+
+def test_the_anytime_search_counts_over_its_chunks():
+    with pytest.warns(RuntimeWarning):
+        out, sims = c4jax.run_mcts_anytime(jax.random.key(0), c4.env_reset(), 60.0, chunk=16, max_simulations=48,
+                                           value_fn=lambda k, e: jnp.float32(jnp.inf))
+    assert sims == 48 and int(out.non_finite) == 1 + 48
 
 
 def test_root_and_recurrent_functions_take_the_same_callables():

@@ -77,18 +77,26 @@ def prior_logits(
     _check_env(env)
     if env.batch_shape:
         return jax.vmap(lambda e: prior_logits(e, prior, prior_fn))(env)
+    return prior_and_flag(env, prior, prior_fn)[0]
+
+
+def prior_and_flag(env: Env, prior: str, prior_fn: Callable | None) -> tuple[jax.Array, jax.Array]:
+    """:func:`prior_logits` of one game, checked arguments, and ``bool[]``:
+    whether ``prior_fn`` gave a non-finite logit for a legal action."""
     game = env.game
     legal = game.legal_action_mask(env)
     logits = jnp.zeros(legal.shape, jnp.float32)
+    bad = jnp.bool_(False)
     if prior_fn is not None:
         logits = _user_output("prior_fn", _call_user("prior_fn", "(env) -> logits", prior_fn, env), legal.shape)
+        bad = jnp.any(legal & ~jnp.isfinite(logits))
         # Non-finite logits follow a rule, not NaN arithmetic: NaN is 0,
         # +-inf the largest/smallest finite logit.
         logits = jnp.nan_to_num(logits, nan=0.0, posinf=_BIG, neginf=-_BIG)
     elif prior == "heuristic":
         preferred = win_else_block_moves(env, None)
         logits = jnp.where(preferred, HEURISTIC_LOGIT_GAP, 0.0)
-    return jnp.where(legal, logits, _NEG).astype(jnp.float32)
+    return jnp.where(legal, logits, _NEG).astype(jnp.float32), bad
 
 
 def _check_callable(name: str, fn) -> None:
@@ -171,19 +179,25 @@ def leaf_value(
                 k, e, num_rollouts=num_rollouts, rollout_policy=rollout_policy, value_fn=value_fn
             )
         )(keys, env)
-    key = as_key(key)
-    game = env.game
+    return value_and_flag(as_key(key), env, num_rollouts, rollout_policy, value_fn)[0]
+
+
+def value_and_flag(key, env: Env, num_rollouts: int, rollout_policy: str,
+                   value_fn: Callable | None) -> tuple[jax.Array, jax.Array]:
+    """:func:`leaf_value` of one game, checked arguments, and ``bool[]``:
+    whether ``value_fn`` gave a non-finite value for a running game."""
     if value_fn is not None:
         value = _user_output("value_fn", _call_user("value_fn", "(key, env) -> value", value_fn, key, env), ())
+        bad = ~env.done & ~jnp.isfinite(value)
         value = jnp.clip(jnp.nan_to_num(value, nan=0.0), -1.0, 1.0)  # NaN: 0, as a draw
-        return jnp.where(env.done, 0.0, value).astype(jnp.float32)
-    fn = game.rollout if rollout_policy == "uniform" else game.heuristic_rollout
+        return jnp.where(env.done, 0.0, value).astype(jnp.float32), bad
+    fn = env.game.rollout if rollout_policy == "uniform" else env.game.heuristic_rollout
     if num_rollouts == 1:
         value = fn(key, env)
     else:
         keys = jax.random.split(key, num_rollouts)
         value = jnp.mean(jax.vmap(fn, in_axes=(0, None))(keys, env))
-    return jnp.where(env.done, 0.0, value).astype(jnp.float32)
+    return jnp.where(env.done, 0.0, value).astype(jnp.float32), jnp.bool_(False)
 
 
 def _check_evaluation(prior, rollout_policy, prior_fn, value_fn) -> None:

@@ -38,7 +38,9 @@ from typing import Sequence  # noqa: E402
 
 from c4jax import __version__  # noqa: E402
 from c4jax.cli import analyze, arena, bench, play, selfplay  # noqa: E402
-from c4jax.cli.args import EXIT_USAGE, PROG, Parser, UsageError, common_parent, game_parent, search_parent  # noqa: E402
+from c4jax.cli.args import (  # noqa: E402
+    EXIT_USAGE, PROG, OutputError, Parser, UsageError, common_parent, game_parent, search_parent,
+)
 from c4jax.cli.terminal import console, hard_exit, tolerate_any_encoding  # noqa: E402
 from c4jax.cli.from_args import cache_dir, enable_compilation_cache  # noqa: E402
 
@@ -100,6 +102,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UsageError as e:
         sys.stderr.write(f"{PROG} {args.command}: error: {e}\n")
         return EXIT_USAGE
+    except OutputError as e:
+        sys.stderr.write(f"{PROG} {args.command}: error: {e}\n")
+        return 1
     except KeyboardInterrupt:
         sys.stderr.write(f"{PROG} {args.command}: interrupted\n")
         # Compilation or a search may still be running in XLA's threads; the
@@ -111,14 +116,17 @@ def main(argv: Sequence[str] | None = None) -> int:
             sys.stdout = open(os.devnull, "w")
         return 1
     except OSError as e:
-        if not _is_output_error(e):
-            raise
-        # The output cannot be written (a full disk, /dev/full, a closed
-        # terminal): one line where it can still go, exit 1.
-        with contextlib.suppress(OSError):
-            sys.stdout = open(os.devnull, "w")
+        # A file or the output that cannot be read or written (a full disk,
+        # /dev/full, a closed terminal, a folder gone since the checks): one
+        # line where it can still go, exit 1.
+        if _is_output_error(e):
+            with contextlib.suppress(OSError):
+                sys.stdout = open(os.devnull, "w")
+            message = f"cannot write the output: {e.strerror or e}"
+        else:
+            message = f"{e.strerror or e}" + (f": {e.filename!r}" if e.filename else "")
         with contextlib.suppress(OSError, ValueError):
-            sys.stderr.write(f"{PROG} {args.command}: error: cannot write the output: {e.strerror or e}\n")
+            sys.stderr.write(f"{PROG} {args.command}: error: {message}\n")
         return 1
 
 

@@ -7,7 +7,7 @@ import os
 import re
 import sys
 
-from c4jax.cli.args import UsageError, command_parser, file_arg, int_arg, search_options, seed_arg
+from c4jax.cli.args import OutputError, UsageError, command_parser, file_arg, int_arg, search_options, seed_arg
 from c4jax.cli.terminal import PREPARING, print_board, print_table, status
 from c4jax.cli.from_args import check_writable, make_game, parse_moves, separated_moves
 
@@ -199,7 +199,7 @@ def _write_dot(path: str, out, **cut) -> None:
         with open(path, "w", encoding="utf-8") as f:
             f.write(tree_to_dot(out.search_tree, **cut))
     except OSError as e:
-        raise UsageError(f"cannot write the tree {path!r}: {e.strerror or e}") from None
+        raise OutputError(f"cannot write the tree {path!r}: {e.strerror or e}") from None
 
 
 def _plot_visits(path: str, game, out, legal, moves: str) -> None:
@@ -209,7 +209,7 @@ def _plot_visits(path: str, game, out, legal, moves: str) -> None:
     try:
         fig.savefig(path, format=_plot_format(path), dpi=100)
     except OSError as e:
-        raise UsageError(f"cannot write the plot {path!r}: {e.strerror or e}") from None
+        raise OutputError(f"cannot write the plot {path!r}: {e.strerror or e}") from None
     finally:
         plt.close(fig)
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from c4jax.cli.args import MAX_GAMES, command_parser, file_arg, int_arg, seed_arg, UsageError
+import os
+
+from c4jax.cli.args import MAX_GAMES, OutputError, UsageError, command_parser, file_arg, int_arg, seed_arg
 from c4jax.cli.terminal import print_table
 from c4jax.cli.from_args import check_devices, check_writable, make_game
 
@@ -32,6 +34,7 @@ def add_parser(sub, game, search_parent, common) -> None:
     p.add_argument("--seed", type=seed_arg, default=0, help="random seed (default: 0)")
     p.add_argument("--batch-size", type=int_arg, default=None, help="games per jitted call, even (default: all)")
     p.add_argument("--out", metavar="JSONL", type=file_arg, default=None, help="write every game as JSON lines")
+    p.add_argument("--overwrite", action="store_true", help="replace an existing --out file")
     p.add_argument(
         "--devices", type=int_arg, default=None, metavar="K",
         help="local devices to shard the games over (default: all)",
@@ -64,6 +67,10 @@ def run(args, con, t_start: float) -> int:
             raise UsageError("the perfect player plays tic-tac-toe only: add --game tictactoe")
     if args.out:
         check_writable(args.out, "the games")
+        if os.path.exists(args.out) and not os.path.isfile(args.out):
+            raise UsageError(f"--out {args.out!r} is not a regular file (a device or a pipe): give a file name")
+        if os.path.exists(args.out) and os.path.getsize(args.out) and not args.overwrite:
+            raise UsageError(f"{args.out!r} exists: pass --overwrite to replace it, or choose another --out")
     check_devices(args.devices)
     result = arena(
         jax.random.key(args.seed),
@@ -80,7 +87,7 @@ def run(args, con, t_start: float) -> int:
         try:
             write_games(args.out, result.games)
         except OSError as e:
-            raise UsageError(f"cannot write the games {args.out!r}: {e.strerror or e}") from None
+            raise OutputError(f"cannot write the games {args.out!r}: {e.strerror or e}") from None
         con.print(f"Wrote {len(result.games)} games to {args.out}")
     return 0
 

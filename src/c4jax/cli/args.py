@@ -21,6 +21,11 @@ class UsageError(Exception):
     """A bad argument found after parsing: reported as one line, exit 2."""
 
 
+class OutputError(Exception):
+    """A file that could not be written once the work was done (a full disk,
+    a folder gone): reported as one line, exit 1."""
+
+
 class Parser(argparse.ArgumentParser):
     """An ArgumentParser whose errors are ONE line on stderr (no usage block)."""
 

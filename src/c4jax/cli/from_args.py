@@ -8,6 +8,7 @@ import os
 import pathlib
 import re
 import sys
+import tempfile
 from typing import Any
 
 from c4jax import registry
@@ -92,8 +93,11 @@ def parse_moves(game, text: str):
 
 
 def check_writable(path: str, what: str) -> None:
-    """UsageError unless a file can be written at ``path`` (checked before the
-    work starts, without creating the file)."""
+    """UsageError unless a file can be written at ``path``, checked before the
+    work starts: not a directory, its folder exists, and a file can be
+    created there (a probe file, removed at once: a read-only file system or
+    a folder such as ``/proc`` fails it) unless ``path`` is an existing
+    device such as ``/dev/null``."""
     p = pathlib.Path(path).expanduser()
     if p.is_dir():
         raise UsageError(f"cannot write {what} {path!r}: it is a directory")
@@ -102,6 +106,14 @@ def check_writable(path: str, what: str) -> None:
         raise UsageError(f"cannot write {what} {path!r}: no such directory {str(parent)!r}")
     if (p.exists() and not os.access(p, os.W_OK)) or not os.access(parent, os.W_OK | os.X_OK):
         raise UsageError(f"cannot write {what} {path!r}: permission denied")
+    if p.exists() and not p.is_file():
+        return  # a device or a pipe: written as it is
+    try:
+        fd, probe = tempfile.mkstemp(dir=parent, prefix=".c4jax-probe-")
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as e:
+        raise UsageError(f"cannot write {what} {path!r}: {e.strerror or e}") from None
 
 
 def check_devices(devices: int | None) -> None:

@@ -232,6 +232,8 @@ def _append(path: str, records) -> None:
         while view:
             view = view[os.write(fd, view):]
         os.fsync(fd)
+    except OSError as e:  # os.write names no file: the error line names it
+        raise OSError(e.errno, e.strerror, path) from None
     finally:
         os.close(fd)
 

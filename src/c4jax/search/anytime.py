@@ -33,7 +33,7 @@ import numpy as np
 
 from c4jax.env import Env
 from c4jax.search.output import SearchOutput
-from c4jax.search.search import compiled_search, prepare_search, unbatch_output
+from c4jax.search.search import compiled_search, prepare_search, unbatch_output, warn_non_finite
 from c4jax.validation import check_int, check_number
 from c4jax.search import compiled
 from c4jax.search.options import options_from_kwargs
@@ -153,9 +153,11 @@ def run_mcts_anytime(
     limit = max_simulations // chunk if max_simulations is not None else None
 
     done = 0
+    non_finite = 0
     while True:
         t0 = clock()
         out = (later if done else first)(fold(keys, done), envs, tree)
+        non_finite = non_finite + out.non_finite
         tree = out.search_tree
         extra = tree.extra_data
         lower, upper = jax.device_get((extra.value_lower[:, 0], extra.value_upper[:, 0]))
@@ -169,6 +171,7 @@ def run_mcts_anytime(
         timing.update(compile_s=compile_s, search_s=clock() - start)
     # A batch of finished games searched nothing (their roots stay alone).
     searched = 0 if bool(np.all(jax.device_get(envs.done))) else done * chunk
+    out = warn_non_finite(out.replace(non_finite=non_finite), opts)
     return unbatch_output(out, single), searched
 
 

@@ -27,7 +27,8 @@ from c4jax.env import Env
 from c4jax.search.options import SearchOptions
 from c4jax.search.selection import Path
 from c4jax.search.tree import gather, masked_prior
-from c4jax.values import leaf_value, prior_logits
+from c4jax.keys import as_key
+from c4jax.values import prior_and_flag, value_and_flag
 
 __all__ = ["Expansion", "evaluate_in_turn", "evaluate_leaf", "expand", "share_new_nodes"]
 
@@ -50,6 +51,9 @@ class Expansion:
       are visits to it).
     accumulate: ``bool[]``, the tree is full and the edge collects ``value``.
     prior_logits: ``float32[A]``, the new node's prior.
+    non_finite: ``int32[]``, the evaluations of this step whose user
+      function gave NaN or infinity: the leaf value, and the prior of a node
+      this step creates.
     lower, upper: ``float32[]``, the new node's proven bounds from the position
       alone, and ``plies`` (``int32[]``) theirs.
     """
@@ -64,6 +68,7 @@ class Expansion:
     accumulate: jax.Array
     index: jax.Array
     prior_logits: jax.Array
+    non_finite: jax.Array
     lower: jax.Array
     upper: jax.Array
     plies: jax.Array
@@ -80,9 +85,10 @@ def expand(key, tree: mctx.Tree, path: Path, next_free, opts: SearchOptions, sol
     child_env, reward, done = node_env.game.env_step(node_env, jnp.maximum(path.action, 0))
     discount = jnp.where(done, 0.0, -1.0).astype(jnp.float32)
     leaf_env = jax.tree.map(lambda c, n: jnp.where(path.expand, c, n), child_env, node_env)
-    value = evaluate_leaf(key, leaf_env, opts) if evaluate else jnp.float32(0)
+    value, value_bad = evaluate_leaf(key, leaf_env, opts) if evaluate else (jnp.float32(0), jnp.bool_(False))
     new_node = path.expand & (next_free < capacity)
     lower, upper, plies = solver.static_bounds(child_env)
+    logits, prior_bad = prior_and_flag(child_env, opts.prior, opts.prior_fn)
     return Expansion(
         child_env=child_env,
         leaf_env=leaf_env,
@@ -93,36 +99,36 @@ def expand(key, tree: mctx.Tree, path: Path, next_free, opts: SearchOptions, sol
         creates=new_node,
         accumulate=path.expand & ~new_node,
         index=jnp.where(new_node, next_free, capacity).astype(jnp.int32),
-        prior_logits=masked_prior(
-            prior_logits(child_env, opts.prior, opts.prior_fn), child_env.game.legal_action_mask(child_env)
-        ),
+        prior_logits=masked_prior(logits, child_env.game.legal_action_mask(child_env)),
+        non_finite=(value_bad.astype(jnp.int32) + (new_node & prior_bad).astype(jnp.int32)),
         lower=lower,
         upper=upper,
         plies=plies,
     )
 
 
-def evaluate_leaf(key, env: Env, opts: SearchOptions) -> jax.Array:
-    """``float32[]``: the leaf value of ``env`` for its player to move (the
-    mean of ``opts.num_rollouts`` rollouts, :func:`c4jax.values.leaf_value`)."""
-    return leaf_value(
-        key, env, num_rollouts=opts.num_rollouts, rollout_policy=opts.rollout_policy, value_fn=opts.value_fn
-    )
+def evaluate_leaf(key, env: Env, opts: SearchOptions) -> tuple[jax.Array, jax.Array]:
+    """``(float32[], bool[])``: the leaf value of ``env`` for its player to
+    move (the mean of ``opts.num_rollouts`` rollouts, or ``opts.value_fn``:
+    :func:`c4jax.values.leaf_value`), and whether ``value_fn`` gave a
+    non-finite value."""
+    return value_and_flag(as_key(key), env, opts.num_rollouts, opts.rollout_policy, opts.value_fn)
 
 
-def evaluate_in_turn(keys, envs: Env, opts: SearchOptions) -> jax.Array:
-    """``float32[K]``: :func:`evaluate_leaf` of each of ``envs`` (``[K]``),
+def evaluate_in_turn(keys, envs: Env, opts: SearchOptions) -> tuple[jax.Array, jax.Array]:
+    """``(float32[K], bool[K])``: :func:`evaluate_leaf` of each of ``envs`` (``[K]``),
     one after another.  A rollout is a loop over plies that XLA's CPU
     compiler runs as one kernel for one game, but as a dozen kernels per
     ply for several games at once (the loop body grows past the size it
     compiles whole), so a step's lanes roll out in turn."""
     num = keys.shape[0]
 
-    def one(k, values):
+    def one(k, acc):
         env = jax.tree.map(lambda x: jax.lax.dynamic_index_in_dim(x, k, keepdims=False), envs)
-        return values.at[k].set(evaluate_leaf(keys[k], env, opts))
+        value, bad = evaluate_leaf(keys[k], env, opts)
+        return acc[0].at[k].set(value), acc[1].at[k].set(bad)
 
-    return jax.lax.fori_loop(0, num, one, jnp.zeros(num, jnp.float32))
+    return jax.lax.fori_loop(0, num, one, (jnp.zeros(num, jnp.float32), jnp.zeros(num, bool)))
 
 
 def share_new_nodes(paths: Path, exps: Expansion, next_free, capacity: int, on) -> Expansion:

@@ -45,8 +45,9 @@ class SearchOptions:
     rollout_policy: ``"heuristic"`` (win, else block, else random) or
       ``"uniform"``; ``num_rollouts`` per leaf; ``value_fn(key, env) ->
       float32[]`` replaces the rollouts (clipped to [-1, 1], NaN counts as 0;
-      a finished game's value is its reward).  A new function object compiles
-      a new search.
+      a finished game's value is its reward).  Non-finite values and logits
+      are counted (``SearchOutput.non_finite``) and ``run_mcts`` warns.  A
+      new function object compiles a new search.
     max_depth: most edges from the root to a leaf; ``None``: the longest game.
     capacity: nodes of the tree; ``None``: the budget's bucket + 1 (a power of
       two, at least 64) for a fresh tree, the tree's own for a reused one.

@@ -52,6 +52,10 @@ class SearchOutput:
       the slowest against the fastest proven answers); 0 otherwise.  The
       move played is the fastest proven win, and in a root proven lost the
       slowest proven loss (ties: visits, as ever).
+    non_finite: ``int32[B]``, the evaluations of this search whose
+      ``value_fn`` or ``prior_fn`` gave NaN or infinity (leaf values and the
+      priors of nodes it added, the root's included), which the search
+      counted as the rule says (NaN 0, infinities clipped); 0 without them.
     search_tree: an :class:`mctx.Tree` with a leading batch axis (``[1, ...]``
       for one game) whose ``embeddings`` are :class:`~c4jax.env.Env`; pass it
       through :func:`c4jax.get_subtree` to reuse it.
@@ -66,6 +70,7 @@ class SearchOutput:
     qvalue_upper: jax.Array
     search_tree: mctx.Tree
     proven_plies: jax.Array
+    non_finite: jax.Array
 
 
 def sample_by_visits(key, visits, allowed, temperature, default):
@@ -80,9 +85,10 @@ def sample_by_visits(key, visits, allowed, temperature, default):
     return jnp.where(jnp.any(ok), sampled, default)
 
 
-def search_output(key, tree: mctx.Tree, env: Env, opts: SearchOptions, solver) -> SearchOutput:
-    """The :class:`SearchOutput` of one game (unbatched) from its final tree;
-    ``key`` is consumed when ``opts.temperature > 0``."""
+def search_output(key, tree: mctx.Tree, env: Env, opts: SearchOptions, solver, non_finite) -> SearchOutput:
+    """The :class:`SearchOutput` of one game (unbatched) from its final tree
+    and its count of ``non_finite`` evaluations; ``key`` is consumed when
+    ``opts.temperature > 0``."""
     legal = env.game.legal_action_mask(env)
     visits = tree.children_visits[ROOT]
     qvalues = solver.root_qvalues(tree)
@@ -118,4 +124,5 @@ def search_output(key, tree: mctx.Tree, env: Env, opts: SearchOptions, solver) -
         value=solver.root_value(tree),
         search_tree=tree,
         proven_plies=jnp.where(legal, q_plies, 0),
+        non_finite=non_finite,
     )

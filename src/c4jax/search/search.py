@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import warnings
 from typing import Any
 
 import jax
@@ -53,7 +54,7 @@ from c4jax.env import Env, check_fields
 from c4jax.keys import as_key, keys_for_games
 from c4jax.search import layout
 from c4jax.search.backup import backup
-from c4jax.search.expansion import evaluate_in_turn, expand, share_new_nodes
+from c4jax.search.expansion import evaluate_in_turn, evaluate_leaf, expand, share_new_nodes
 from c4jax.search.prng import search_keys
 from c4jax.search.options import SearchOptions, options_from_kwargs
 from c4jax.search.output import SearchOutput, search_output
@@ -69,7 +70,7 @@ from c4jax.search.tree import (
     no_update,
     same_position,
 )
-from c4jax.values import leaf_value, prior_logits
+from c4jax.values import prior_and_flag
 from c4jax.validation import check_int
 from c4jax.search import compiled, programs
 
@@ -128,7 +129,22 @@ def run_mcts(
     (UCT), Silver et al. 2017 (PUCT), Danihelka et al. 2022 (Gumbel).
     """
     keys, envs, tree, opts, single = prepare_search(key, env, num_simulations, tree, options)
-    return unbatch_output(search_batch(keys, envs, tree, opts, num_simulations), single)
+    out = search_batch(keys, envs, tree, opts, num_simulations)
+    return unbatch_output(warn_non_finite(out, opts), single)
+
+
+def warn_non_finite(out: SearchOutput, opts: SearchOptions) -> SearchOutput:
+    """``out``, after one ``RuntimeWarning`` if its search met NaN or infinite
+    values or logits of ``opts.value_fn``/``opts.prior_fn`` (only these can
+    give them; checked outside a caller's ``jit`` only)."""
+    if (opts.value_fn is not None or opts.prior_fn is not None) and not _is_traced(out.non_finite):
+        count = int(np.sum(jax.device_get(out.non_finite)))
+        if count:
+            warnings.warn(
+                f"{count} evaluations of your value_fn/prior_fn gave NaN or infinity; the search counted a NaN "
+                "value as 0 (a draw), clipped infinite values to [-1, 1], a NaN logit as 0 and infinite ones as "
+                "+-1e30 (SearchOutput.non_finite counts them per game)", RuntimeWarning, stacklevel=3)
+    return out
 
 
 def _is_traced(args) -> bool:
@@ -311,7 +327,7 @@ def prepare_search(key, env, num_simulations: int, tree, options: dict):
 # small program per operation on a process's first search).
 _add_batch_axis = jax.jit(lambda tree: jax.tree.map(lambda x: x[None], tree))
 _UNBATCHED = ("action", "action_weights", "visit_counts", "qvalues", "qvalue_lower", "qvalue_upper", "value",
-              "proven_plies")
+              "proven_plies", "non_finite")
 _first_rows = jax.jit(lambda arrays: [x[0] for x in arrays])
 
 
@@ -364,35 +380,36 @@ def _dirichlet(key, logits, legal, fraction, alpha):
     return jnp.where(legal, jnp.log(jnp.maximum(mixed, tiny)), jnp.finfo(jnp.float32).min)
 
 
-def _root_tree(key, noise_key, env: Env, tree, opts: SearchOptions, solver, continuing: bool) -> mctx.Tree:
+def _root_tree(key, noise_key, env: Env, tree, opts: SearchOptions, solver,
+               continuing: bool) -> tuple[mctx.Tree, jax.Array]:
     """The tree to search: a fresh root, or the reused ``tree`` if its root is
     ``env`` (with this search's root prior, noise and legal mask);
     ``continuing`` (static): ``tree``'s root is ``env``, unchecked (the
-    anytime driver's chunks)."""
+    anytime driver's chunks).  With it ``int32[]``: the root's evaluations
+    whose user function gave NaN or infinity."""
     legal = env.game.legal_action_mask(env)
-    logits = prior_logits(env, opts.prior, opts.prior_fn)
+    logits, prior_bad = prior_and_flag(env, opts.prior, opts.prior_fn)
     root_gumbel = None
     if opts.selection == "gumbel":
         root_gumbel = opts.gumbel_scale * jax.random.gumbel(noise_key, logits.shape)
     elif opts.dirichlet_fraction > 0:
         logits = _dirichlet(noise_key, logits, legal, opts.dirichlet_fraction, opts.dirichlet_alpha)
     logits = masked_prior(logits, legal)
+    prior_bad = (prior_bad & ~env.done).astype(jnp.int32)
     if continuing:  # (never Gumbel: the driver refuses it)
         tree = tree.replace(root_invalid_actions=(~legal).astype(jnp.float32))
         if opts.dirichlet_fraction == 0:
             # The first chunk stored this very prior; writing it again made
             # XLA copy the whole prior array on every chunk.
-            return tree
-        return tree.replace(children_prior_logits=tree.children_prior_logits.at[ROOT].set(logits))
+            return tree, jnp.int32(0)
+        return tree.replace(children_prior_logits=tree.children_prior_logits.at[ROOT].set(logits)), prior_bad
 
     def fresh():
         # split(key, 1)[0]: the key make_root_fn gives row 0 of a batch of one.
-        value = leaf_value(
-            jax.random.split(key, 1)[0], env,
-            num_rollouts=opts.num_rollouts, rollout_policy=opts.rollout_policy, value_fn=opts.value_fn,
-        )
+        value, value_bad = evaluate_leaf(jax.random.split(key, 1)[0], env, opts)
         lower, upper, plies = solver.static_bounds(env)
-        return new_tree(env, logits, value, opts.capacity, root_gumbel, lower, upper, plies)
+        tree = new_tree(env, logits, value, opts.capacity, root_gumbel, lower, upper, plies)
+        return tree, prior_bad + value_bad.astype(jnp.int32)
 
     if tree is None:
         return fresh()
@@ -403,7 +420,7 @@ def _root_tree(key, noise_key, env: Env, tree, opts: SearchOptions, solver, cont
                 root_gumbel=jnp.zeros_like(tree.extra_data.root_gumbel) if root_gumbel is None else root_gumbel),
             root_invalid_actions=(~legal).astype(jnp.float32),
             children_prior_logits=tree.children_prior_logits.at[ROOT].set(logits),
-        )
+        ), prior_bad
 
     reusable = (tree.node_visits[ROOT] > 0) & same_position(gather(tree.embeddings, ROOT), env)
     # One branch runs (one game; a batch's vmap selects between both): a
@@ -436,7 +453,7 @@ def _search_one(key, env: Env, tree, opts: SearchOptions, num_simulations: int, 
     root_key, policy_key = jax.random.split(key)
     action_key, noise_key, search_key = jax.random.split(policy_key, 3)
     solver = make_solver(opts.solver)
-    tree = _root_tree(root_key, noise_key, env, tree, opts, solver, continuing)
+    tree, root_non_finite = _root_tree(root_key, noise_key, env, tree, opts, solver, continuing)
     next_free = jnp.sum(tree.node_visits > 0).astype(jnp.int32)
     # Only Gumbel's root selection needs the count, and then it is an int.
     select = make_selection(opts, solver, num_simulations if opts.selection == "gumbel" else None)
@@ -447,7 +464,7 @@ def _search_one(key, env: Env, tree, opts: SearchOptions, num_simulations: int, 
     lane_ids = jnp.arange(lanes)
 
     def simulation(step, state):
-        key, tree, pending, next_free = state
+        key, tree, pending, next_free, non_finite = state
         # Every write first, then only reads (see c4jax.search.tree).
         tree = apply_update(tree, pending)
         # The key schedule mirrors mctx.search for a batch of one, so that
@@ -464,8 +481,8 @@ def _search_one(key, env: Env, tree, opts: SearchOptions, num_simulations: int, 
             on = (lane_ids < num_simulations - step * lanes) & active
             paths = _descend_lanes(simulate_key, tree, select, opts.max_depth, lanes)
             expansions = jax.vmap(lambda p: expand(None, tree, p, next_free, opts, solver, evaluate=False))(paths)
-            values = evaluate_in_turn(jax.random.split(expand_key, lanes), expansions.leaf_env, opts)
-            expansions = expansions.replace(value=values)
+            values, value_bad = evaluate_in_turn(jax.random.split(expand_key, lanes), expansions.leaf_env, opts)
+            expansions = expansions.replace(value=values, non_finite=expansions.non_finite + value_bad)
             expansions = share_new_nodes(paths, expansions, next_free, capacity, on)
         update, bounds = backup(tree, paths, expansions, solver, on)
         if bounds is not None:  # several lanes: the step proved them in place
@@ -474,10 +491,12 @@ def _search_one(key, env: Env, tree, opts: SearchOptions, num_simulations: int, 
         writes = active & (step < num_steps)
         pending = jax.vmap(lambda u: u.masked(writes, capacity))(update)
         added = jnp.sum(writes & expansions.creates & on).astype(jnp.int32)
-        return key, tree, pending, next_free + added
+        non_finite = non_finite + jnp.sum(jnp.where(writes & on, expansions.non_finite, 0)).astype(jnp.int32)
+        return key, tree, pending, next_free + added, non_finite
 
     num_steps = (num_simulations + lanes - 1) // lanes
-    init = (search_key, tree, jax.tree.map(lambda x: x[None].repeat(lanes, 0), no_update(tree, opts.max_depth + 1)), next_free)
+    init = (search_key, tree, jax.tree.map(lambda x: x[None].repeat(lanes, 0), no_update(tree, opts.max_depth + 1)),
+            next_free, root_non_finite)
     # One closing step more, whose own writes are dropped: it applies the last
     # simulation's writes inside the loop.  Applied after the loop instead,
     # they made XLA copy every tree buffer once per search (the output reads
@@ -485,5 +504,5 @@ def _search_one(key, env: Env, tree, opts: SearchOptions, num_simulations: int, 
     # anytime driver paid on every chunk.
     # The scope names the loop in the compiled program (tests/test_search_cost.py).
     with jax.named_scope("simulations"):
-        _, tree, _, _ = jax.lax.fori_loop(0, num_steps + 1, simulation, init)
-    return search_output(action_key, tree, env, opts, solver)
+        _, tree, _, _, non_finite = jax.lax.fori_loop(0, num_steps + 1, simulation, init)
+    return search_output(action_key, tree, env, opts, solver, non_finite)

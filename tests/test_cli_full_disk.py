@@ -1,0 +1,30 @@
+"""A disk that fills while ``c4jax arena`` or ``c4jax selfplay`` writes its
+records (simulated with a file-size limit, RLIMIT_FSIZE, and SIGXFSZ
+ignored, so a write past it fails with EFBIG): one line on stderr, exit 1,
+no traceback."""
+
+import os
+import resource
+import signal
+import subprocess
+import sys
+
+import pytest
+
+
+def _limited():
+    resource.setrlimit(resource.RLIMIT_FSIZE, (300, 300))
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+
+
+@pytest.mark.parametrize("argv", [["arena", "random", "random", "--games", "40"],
+                                  ["selfplay", "--games", "4", "-n", "8"]], ids=["arena", "selfplay"])
+def test_a_disk_full_while_writing_records_is_one_line_and_exit_1(argv, tmp_path):
+    out = tmp_path / "g.jsonl"
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    r = subprocess.run([sys.executable, "-m", "c4jax", *argv, "--no-cache", "--out", str(out)], env=env,
+                       capture_output=True, text=True, timeout=600, preexec_fn=_limited)
+    lines = r.stderr.strip().splitlines()
+    assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
+    assert "File too large" in lines[-1] and str(out) in lines[-1], lines
+    assert len([line for line in lines if "error" in line]) == 1, lines
