@@ -8,10 +8,10 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-import os
 from typing import Any, Iterable
 
 from c4jax import registry
+from c4jax.files import write_whole
 from c4jax.validation import check_int
 
 __all__ = ["GameRecord", "write_games", "read_games", "records_from_bytes"]
@@ -162,28 +162,7 @@ def write_games(path, games: Iterable[GameRecord]) -> None:
         except (ValueError, TypeError, RecursionError) as e:
             raise ValueError(f"games[{i}]: {e}"[:300]) from None
         lines.append(line + "\n")
-    _write_whole(path, "".join(lines))
-
-
-def _write_whole(path, text: str) -> None:
-    """Writes ``text`` to a regular file ``path`` whole or not at all (a
-    temporary file beside it, renamed over it); other paths (a pipe, a
-    device) are written directly."""
-    path = os.fspath(path)
-    if os.path.exists(path) and not os.path.isfile(path):
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(text)
-        return
-    tmp = f"{path}.{os.getpid()}.tmp"
-    try:
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
+    write_whole(path, "".join(lines))
 
 
 def read_games(path) -> list[GameRecord]:

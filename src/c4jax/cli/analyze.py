@@ -193,21 +193,27 @@ def _plot_format(path: str) -> str:
 
 
 def _write_dot(path: str, out, **cut) -> None:
+    from c4jax.files import write_whole
     from c4jax.search.dot import tree_to_dot
 
     try:
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(tree_to_dot(out.search_tree, **cut))
+        write_whole(path, tree_to_dot(out.search_tree, **cut))
     except OSError as e:
         raise OutputError(f"cannot write the tree {path!r}: {e.strerror or e}") from None
 
 
 def _plot_visits(path: str, game, out, legal, moves: str) -> None:
+    import io
+
     import matplotlib.pyplot as plt
 
+    from c4jax.files import write_whole
+
     fig = visits_figure(game, out, legal, moves)
+    image = io.BytesIO()
     try:
-        fig.savefig(path, format=_plot_format(path), dpi=100)
+        fig.savefig(image, format=_plot_format(path), dpi=100)
+        write_whole(path, image.getvalue())
     except OSError as e:
         raise OutputError(f"cannot write the plot {path!r}: {e.strerror or e}") from None
     finally:

@@ -20,13 +20,14 @@ from __future__ import annotations
 import functools
 import hashlib
 import importlib.util
-import os
 import pathlib
 import pickle
 from typing import Callable
 
 import jax
 from jax import export
+
+from c4jax.files import write_whole
 
 __all__ = ["directory", "load_or_export"]
 
@@ -94,17 +95,9 @@ def load_or_export(flat_fn: Callable, leaves: list, parts: tuple):
 
     exported = export.export(jax.jit(traced))(*leaves)
     if path is not None:
-        _write_whole(path, pickle.dumps((exported.serialize(), box["out_tree"])))
+        try:  # a folder that cannot be written costs only the saving
+            path.parent.mkdir(parents=True, exist_ok=True)
+            write_whole(path, pickle.dumps((exported.serialize(), box["out_tree"])))
+        except OSError:
+            pass
     return exported, box["out_tree"]
-
-
-def _write_whole(path: pathlib.Path, data: bytes) -> None:
-    """Writes ``data`` to ``path`` through a temporary file and a rename; a
-    folder that cannot be written costs only the saving."""
-    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp.write_bytes(data)
-        os.replace(tmp, path)
-    except OSError:
-        tmp.unlink(missing_ok=True)
