@@ -205,11 +205,10 @@ def _write_dot(path: str, out, **cut) -> None:
 def _plot_visits(path: str, game, out, legal, moves: str) -> None:
     import io
 
-    import matplotlib.pyplot as plt
-
     from c4jax.files import write_whole
 
-    fig = visits_figure(game, out, legal, moves)
+    fig = visits_figure(game, out, legal, moves)  # sets matplotlib's backend first
+    import matplotlib.pyplot as plt
     image = io.BytesIO()
     try:
         fig.savefig(image, format=_plot_format(path), dpi=100)
