@@ -11,14 +11,38 @@ from rich.table import Table
 from c4jax.env import Env
 
 __all__ = ["BEST_MARK", "fmt_q", "host", "move_label", "move_stats", "principal_variation", "proven_result",
-           "search_table"]
+           "root_value_text", "search_table", "shown_q"]
 
 BEST_MARK = "<- best"
 
 
 def fmt_q(q: float) -> str:
-    """A Q-value with its sign and three decimals (``-0.000`` is ``+0.000``)."""
+    """A value with its sign and three decimals (``-0.000`` is ``+0.000``)."""
     return f"{q:+.3f}".replace("-0.000", "+0.000")
+
+
+def shown_q(q: float, lower: float, upper: float) -> float:
+    """The Q-value a table shows for a move: exactly +1 / -1 where the solver
+    proved a win / loss (``lower``/``upper``), else the search's mean ``q``;
+    the same rule as the root's value (``SearchOutput.value``)."""
+    if lower >= 1.0:
+        return 1.0
+    if upper <= -1.0:
+        return -1.0
+    return q
+
+
+def root_value_text(out) -> str:
+    """The root's value of a one-game search for the player to move, as the
+    tables' titles write it: ``"value +0.123"``, and what the solver proved
+    about the root in the words of the ``proven`` column
+    (``"value -1.000 (proven loss in 6)"``)."""
+    value = float(np.asarray(out.value).reshape(-1)[0])
+    extra = out.search_tree.extra_data
+    proof = proven_result(float(np.asarray(extra.value_lower).reshape(-1)[0]),
+                          float(np.asarray(extra.value_upper).reshape(-1)[0]),
+                          int(np.asarray(extra.value_plies).reshape(-1)[0]))
+    return f"value {fmt_q(value)}" + (f" (proven {proof})" if proof else "")
 
 
 def move_label(game) -> str:
@@ -117,9 +141,10 @@ def move_stats(out, env) -> list[dict]:
 
 def search_table(out, env, title: str | None = None, *, with_prior: bool = False):
     """A ``rich.table.Table`` of a one-game search: per legal move (1-based)
-    its visits, visit share, Q-value for the player to move, what the solver
-    proved ("win in 3", "draw", ...), optionally its prior, and the principal
-    variation, the chosen move marked ``<- best``: what ``c4jax analyze`` and
+    its visits, visit share, Q-value for the player to move (:func:`shown_q`:
+    exactly +1 / -1 where proven), what the solver proved ("win in 3",
+    "draw", ...), optionally its prior, and the principal variation, the
+    chosen move marked ``<- best``: what ``c4jax analyze`` and
     ``c4jax play --show-search`` print.
 
     Args:
@@ -138,7 +163,7 @@ def search_table(out, env, title: str | None = None, *, with_prior: bool = False
     mover = "XO"[int(np.asarray(env.to_move).reshape(-1)[0])]
     if title is None:
         visits = sum(m["visits"] for m in stats)
-        title = f"MCTS, {visits} root visits, {mover} to move, value {float(np.asarray(out.value).reshape(-1)[0]):+.3f}"
+        title = f"MCTS, {visits} root visits, {mover} to move, {root_value_text(out)}"
     t = Table(title=title, title_justify="left")
     # Every column but the principal variation keeps its width (no wrapping):
     # in a narrow terminal the variation folds instead.
@@ -156,7 +181,7 @@ def search_table(out, env, title: str | None = None, *, with_prior: bool = False
             str(m["move"]),
             f"{m['visits']}",
             f"{100.0 * m['share']:.1f}%",
-            fmt_q(m["q"]) if m["q"] is not None else "-",
+            fmt_q(shown_q(m["q"], m["lower"], m["upper"])) if m["q"] is not None else "-",
             proven_result(m["lower"], m["upper"], m["plies"]),
         ]
         if with_prior:
