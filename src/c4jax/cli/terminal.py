@@ -108,14 +108,29 @@ def print_table(con, table) -> None:
         con.width = width
 
 
-def print_board(con, game, env) -> None:
+def print_board(con, game, env, max_lines: int | None = None, see_all: str = "") -> None:
     """Draws one game on ``con``: ASCII where its encoding needs it, and a
     board wider than the console (or a pipe's 80 columns) one character per
-    cell, so that no row breaks."""
-    con.print(
-        game.render_rich(env, ascii_only=ascii_only(con), width=con.width),
-        no_wrap=True, overflow="ignore", crop=False,
-    )
+    cell, so that no row breaks.  A drawing of more than ``max_lines`` lines
+    (``None``: no limit) keeps its last lines (the bottom rows, the column
+    numbers and the status line) under one line that says what is hidden,
+    and ``see_all`` after it (how to see the whole board)."""
+    from rich.text import Text
+
+    drawing = game.render_rich(env, ascii_only=ascii_only(con), width=con.width)
+    lines = drawing.split("\n")
+    if max_lines is not None and len(lines) > max_lines:
+        from c4jax.boards import unbatched_grid
+
+        rows = unbatched_grid(game, env).shape[0]
+        # The lines below the grid and at least one row stay.
+        hidden = len(lines) - max(max_lines - 1, len(lines) - rows + 1)
+        if hidden > 0:
+            stones = sum(line.plain.count("X") + line.plain.count("O") for line in lines[:hidden])
+            what = f"{stones} stone{'s' if stones != 1 else ''}" if stones else "empty"
+            note = Text(f"... top {hidden} of {rows} rows not shown ({what}){see_all}", style="dim")
+            drawing = Text("\n").join([note, *lines[hidden:]])
+    con.print(drawing, no_wrap=True, overflow="ignore", crop=False)
 
 
 def hard_exit(code: int) -> None:
