@@ -1,6 +1,6 @@
-"""The ``c4jax`` command, driven as a user drives it: pexpect in a terminal for
-``play``, subprocesses for ``analyze``, ``arena``, ``bench``, the errors and
-the output streams.  The usage errors that ``c4jax.cli.main`` reports before
+"""The ``c4jax`` command, driven as a user drives it: subprocesses for
+``analyze``, ``arena``, ``bench``, the errors and the output streams, pexpect
+in a terminal for ``analyze``'s status line (``play``: test_cli_play.py).  The usage errors that ``c4jax.cli.main`` reports before
 any search are also checked in this process, here and in test_cli_usage.py.
 
 Every run uses the CPU and one persistent compilation cache per test session
@@ -11,14 +11,12 @@ load it.  Small simulation counts keep the file fast.
 from __future__ import annotations
 
 import concurrent.futures
-import io
 import json
 import os
 import re
 import shutil
 import subprocess
 import sys
-import time
 
 import pytest
 
@@ -30,10 +28,6 @@ pytestmark = pytest.mark.filterwarnings("ignore:os.fork\\(\\) was called:Runtime
 
 CMD = [sys.executable, "-m", "c4jax.cli"]
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07|\r")
-PROMPT = r"Your move \([XO]\), (?:cell|column) 1-\d+ \[hint/undo/quit\]: "
-# The summary line up to its final period and line end (a shorter pattern
-# could match while the rest of the line is still arriving).
-END = r"(?:Stopped|Game over): [^\r\n]*\.\r?\n"
 SIMS = "48"  # one simulation count for every tic-tac-toe game: compiled once
 
 
@@ -65,191 +59,11 @@ def run_uncached(args, **kw):
     return subprocess.run(CMD + args, env=env, capture_output=True, timeout=300, **kw)
 
 
-class Terminal:
-    """A ``c4jax play`` session in a pseudo-terminal; ``log`` is everything
-    it printed (ANSI codes stripped)."""
-
-    def __init__(self, env, *args):
-        self._raw = io.StringIO()
-        self.child = pexpect.spawn(
-            CMD[0], CMD[1:] + ["play", *args], env=env, encoding="utf-8", timeout=120,
-            dimensions=(50, 120),
-        )
-        self.child.logfile_read = self._raw
-
-    @property
-    def log(self) -> str:
-        return strip(self._raw.getvalue())
-
-    def wait(self) -> tuple[int, str]:
-        """Waits for the next prompt or the final line; returns (0 prompt /
-        1 end, the text printed since the last wait, ANSI stripped)."""
-        idx = self.child.expect([PROMPT, END])
-        text = strip(self.child.before + (self.child.after if idx == 1 else ""))
-        return idx, text
-
-    def send(self, line: str) -> tuple[int, str]:
-        self.child.sendline(line)
-        return self.wait()
-
-    def legal(self) -> list[int]:
-        idx, text = self.send("")
-        assert idx == 0
-        return legal_moves(text)
-
-    def finish(self) -> int:
-        self.child.expect(pexpect.EOF)
-        self.child.close()
-        assert "Traceback" not in self.log, self.log
-        return self.child.exitstatus
-
-
-def legal_moves(text: str) -> list[int]:
-    m = re.findall(r"Legal moves: ([\d ]+)", text)
-    assert m, text
-    return [int(x) for x in m[-1].split()]
-
-
 def best_row(text: str) -> list[str]:
     """The cells of the table row marked '<- best' (the last such table)."""
     rows = [ln for ln in text.splitlines() if "<- best" in ln]
     assert rows, text
     return [c.strip() for c in rows[-1].strip("│┃| ").split("│")]
-
-
-# ---------------------------------------------------------------------------
-# play
-
-
-def tictactoe_result(moves: list[int]) -> str:
-    """The result of a finished tic-tac-toe game in plain Python (no JAX in
-    this process: pexpect forks it)."""
-    lines = [(1, 2, 3), (4, 5, 6), (7, 8, 9), (1, 4, 7), (2, 5, 8), (3, 6, 9), (1, 5, 9), (3, 5, 7)]
-    for player in (0, 1):
-        mine = set(moves[player::2])
-        if any(set(line) <= mine for line in lines):
-            return f"{'XO'[player]} wins"
-    assert len(moves) == 9, moves
-    return "draw"
-
-
-def test_tictactoe_game_bad_input_undo_hint_to_the_end(cli_env):
-    t = Terminal(cli_env, "--game", "tictactoe", "-n", SIMS, "--seed", "3", "--show-search")
-    idx, text = t.wait()
-    assert idx == 0 and "tic-tac-toe" in text and "You are X and move first" in text
-    assert " 1 | 2 | 3" in text  # the empty board, cells numbered
-
-    bad = {
-        "abc": "'abc' is not a move",
-        "0": "There is no cell 0: cells are 1-9.",
-        "10": "There is no cell 10: cells are 1-9.",
-        "": "Type a cell number 1-9",
-    }
-    for line, message in bad.items():
-        idx, text = t.send(line)
-        assert idx == 0 and message in text, text
-        assert legal_moves(text) == list(range(1, 10))
-    idx, text = t.send("undo")
-    assert idx == 0 and "Nothing to undo." in text
-
-    idx, text = t.send("5")
-    assert idx == 0
-    ai = int(re.search(r"AI \(O\) plays cell (\d)", text).group(1))
-    assert ai != 5
-    # --show-search: the table's best row is the move played, its principal
-    # variation starts with it.
-    assert "principal variation" in text and "Q for O" in text and "proven" in text
-    cells = best_row(text)
-    # move | visits | share | Q | proven | principal variation | <- best
-    assert cells[0] == str(ai) and cells[5].split()[0] == str(ai)
-    assert re.fullmatch(r"|win in \d+|draw|loss in \d+|>= draw|<= draw", cells[4]), cells
-    for taken in (5, ai):
-        idx, text = t.send(str(taken))
-        assert idx == 0 and f"Cell {taken} is taken." in text, text
-        assert taken not in legal_moves(text)
-    idx, text = t.send("hint")
-    assert idx == 0
-    hint = int(re.search(r"Hint: the AI would play cell (\d)", text).group(1))
-    assert hint not in (5, ai)
-    assert "AI (O) plays" not in text  # a hint plays nothing
-    assert t.legal() == sorted(set(range(1, 10)) - {5, ai})
-
-    idx, text = t.send("undo")
-    assert idx == 0 and "Took back your last move and the AI's." in text
-    assert t.legal() == list(range(1, 10))
-
-    # Play to the end: always the lowest legal cell.
-    for _ in range(5):
-        idx, text = t.send(str(t.legal()[0]))
-        if idx == 1:
-            break
-    assert idx == 1, t.log
-    last = text.strip().splitlines()[-1]
-    m = re.search(r"Game over: (\d) moves played \(([\d ]+)\); result: (.*)\.$", last)
-    assert m, text
-    moves = [int(x) for x in m.group(2).split()]
-    assert len(moves) == int(m.group(1)) == len(set(moves))
-    result = tictactoe_result(moves)
-    assert m.group(3) == {"X wins": "X wins (you)", "O wins": "O wins (the AI)", "draw": "draw"}[result]
-    assert t.finish() == 0
-
-
-def test_connect4_full_column_is_refused(cli_env):
-    # connect 5 on 4 rows x 5 columns: nobody can win before column 1 is full.
-    t = Terminal(cli_env, "--rows", "4", "--cols", "5", "--connect", "5", "-n", "32", "--seed", "0")
-    idx, text = t.wait()
-    assert idx == 0 and "Connect 5 on 4x5" in text
-    for _ in range(4):
-        idx, text = t.send("1")
-        assert idx == 0
-        if "Column 1 is full." in text:
-            break
-        assert "AI (O) plays column" in text
-    else:
-        idx, text = t.send("1")
-    assert "Column 1 is full." in text, t.log
-    assert 1 not in legal_moves(text)
-    idx, text = t.send("6")
-    assert idx == 0 and "There is no column 6: columns are 1-5." in text
-    idx, text = t.send("quit")
-    assert idx == 1 and "Stopped: " in text and "result so far: undecided" in text
-    assert t.finish() == 0
-
-
-@pytest.mark.parametrize("how", ["quit", "eof", "ctrl-c"])
-def test_quit_eof_and_ctrl_c_exit_cleanly(cli_env, how):
-    t = Terminal(cli_env, "--game", "tictactoe", "-n", SIMS, "--seed", "1", "--first", "ai")
-    idx, text = t.wait()
-    assert idx == 0
-    ai = re.search(r"AI \(X\) plays cell (\d)", text).group(1)
-    if how == "quit":
-        t.child.sendline("quit")
-    elif how == "eof":
-        t.child.sendeof()
-    else:
-        t.child.sendintr()
-    idx, text = t.wait()
-    assert idx == 1
-    assert text.strip().splitlines()[-1] == (
-        f"Stopped: 1 move played ({ai}); result so far: undecided, O to move."
-    )
-    assert t.finish() == 0
-
-
-def test_ctrl_c_while_the_ai_thinks_exits_cleanly(cli_env):
-    """Ctrl-C during the AI's own search (compiling or running) ends the game
-    with its summary and exit code 0, not an abort of the interpreter's
-    shutdown while XLA threads run (SIGABRT, exit code 134)."""
-    # Connect 4 from the empty board: 30 s of thinking end only by Ctrl-C (a
-    # solved root, as tic-tac-toe's soon is, would end the search first).
-    t = Terminal(cli_env, "--think", "30", "--seed", "2", "--first", "ai")
-    t.child.expect(r"X to move \(ply 0\)")  # the board is shown, the AI's first search begins
-    time.sleep(1.0)  # the AI is compiling or searching
-    t.child.sendintr()
-    idx, text = t.wait()
-    assert idx == 1
-    assert text.strip().splitlines()[-1] == "Stopped: 0 moves played (none); result so far: undecided, X to move."
-    assert t.finish() == 0
 
 
 # ---------------------------------------------------------------------------
@@ -360,31 +174,6 @@ def test_analyze_json_and_dot(cli_env, tmp_path, argv, best, n_children):
     assert won["lower"] == won["upper"] == 1.0 and won["plies"] == 1 and won["pv"][0] == best
     assert set(children[0]) == {"move", "visits", "share", "q", "prior", "lower", "upper", "plies", "pv"}
     assert dot.read_text().startswith("digraph search_tree {")
-
-
-def test_the_largest_board_plays_analyzes_and_plots(cli_env, tmp_path):
-    """64 rows x 64 columns (two words per column): a 120-column terminal
-    shows every row of the board in one line each, moves above 9 are typed
-    as numbers, and ``analyze`` lists all 64 columns and writes its plot."""
-    t = Terminal(cli_env, "--rows", "64", "--cols", "64", "-n", "16", "--seed", "0")
-    idx, text = t.wait()
-    assert idx == 0 and "Connect 4 on 64x64" in text, text
-    idx, text = t.send("64")
-    assert idx == 0 and "AI (O) plays column" in text, text
-    board = [ln for ln in text.splitlines() if re.fullmatch(r"[·.XO]{64}", ln.strip())]
-    # One character per cell: 64 rows of 64, drawn after each side's move.
-    assert len(board) == 128, text
-    bottom = board[-1].strip()
-    assert bottom[-1] == "X" and bottom.count("O") == 1 and bottom.count("X") == 1
-    idx, text = t.send("quit")
-    assert idx == 1 and t.finish() == 0
-
-    png = tmp_path / "visits.png"
-    r = run(cli_env, "analyze", "64,64,1,32", "--rows", "64", "--cols", "64", "-n", "64", "--plot", png)
-    assert r.returncode == 0, r.stderr
-    rows = [ln for ln in r.stdout.splitlines() if re.match(r"│\s+\d+ │", ln)]
-    assert [int(ln.split("│")[1]) for ln in rows] == list(range(1, 65))
-    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 # ---------------------------------------------------------------------------
@@ -616,19 +405,6 @@ def test_the_commands_search_with_run_mcts_defaults_unless_told(command):
     assert search_options(parser.parse_args([command, *extra])) == {"solver": True}
     told = parser.parse_args([command, *extra, "--prior", "uniform", "--no-solver"])
     assert search_options(told) == {"solver": False, "prior": "uniform"}
-
-
-def test_play_shows_a_status_line_while_the_first_search_compiles(cli_env):
-    """The AI moves first on a board no search has been compiled for: a
-    status line says so (on the terminal) before the AI's move appears."""
-    t = Terminal({**cli_env, "C4JAX_CACHE_DIR": ""}, "--first", "ai", "--rows", "5", "--cols", "6", "-n", "37",
-                 "--no-cache", "--seed", "1")
-    t.child.expect("preparing the search")
-    t.child.expect(r"AI \(X\) plays column")
-    idx, _ = t.wait()
-    assert idx == 0
-    t.child.sendline("quit")
-    assert t.finish() == 0
 
 
 def test_analyze_shows_a_status_line_on_a_terminal_and_none_in_a_pipe(cli_env):

@@ -1,7 +1,9 @@
 """``c4jax play``: a game against the MCTS AI in the terminal (OpenSpiel's
 ``examples/mcts.py`` and ``bots/human.py`` are the model: players by flag,
 search statistics per move on request, re-prompt on bad input, the legal moves
-on an empty line, a clean exit with a summary on Ctrl-C or EOF)."""
+on an empty line, a clean exit with a summary on Ctrl-C or EOF).  The board is
+drawn once a turn, cut to the terminal's height; a finished game offers undo,
+a new game or quit."""
 
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ import time
 
 from c4jax.cli.args import command_parser, search_options, seed_arg
 from c4jax.cli.terminal import PREPARING, hard_exit, print_board, print_table, status
-from c4jax.cli.from_args import make_game
+from c4jax.cli.from_args import make_game, separated_moves
 
 PLAY_EPILOG = """\
 examples:
@@ -27,7 +29,9 @@ examples:
 at the prompt: a column (Connect 4, 1-based) or a cell 1-9 (tic-tac-toe);
   hint   what the AI would play here (a search; nothing is played)
   undo   take back your last move and the AI's answer
+  board  the whole board (a board taller than the terminal shows its bottom rows)
   quit   stop (so do Ctrl-C and Ctrl-D); an empty line lists the legal moves
+when the game is over: undo, new (another game) or quit
 """
 
 
@@ -71,7 +75,9 @@ class _AI:
         self.timing: dict = {}  # the last anytime search's compile_s and search_s
         self.capacity = anytime_capacity(think, 128) if think else 2 * num_simulations + 2
         self.player = mcts_player(num_simulations, capacity=self.capacity, **options)
-        self.key = jax.random.key(seed)
+        self.seed_key = jax.random.key(seed)
+        self.key = self.seed_key
+        self.games = 1
 
         def one(env):
             return jax.tree.map(lambda x: x[None], env)
@@ -102,6 +108,15 @@ class _AI:
     def reset(self, env) -> None:
         """Forget the tree: the next search starts from ``env`` afresh."""
         self.tree = self._fresh(env)
+
+    def new_game(self, env) -> None:
+        """A fresh tree at ``env`` and the searches' key of the next game
+        (the first game's is the seed's own key)."""
+        import jax
+
+        self.key = jax.random.fold_in(self.seed_key, self.games)
+        self.games += 1
+        self.reset(env)
 
     def warm_up(self, env) -> None:
         """Compiles the search and the tree cut, each in a background thread,
@@ -187,6 +202,12 @@ class _Game:
     def to_move(self) -> int:
         return self.ply % 2
 
+    def undo_plies(self) -> int:
+        """The plies that take back the human's last move and what followed
+        it (the AI's answer, if any); 0 before the human's first move."""
+        last = max((i for i in range(self.ply) if i % 2 == self.human), default=None)
+        return 0 if last is None else self.ply - last
+
     def result(self) -> str:
         if not self.done:
             return f"undecided, {'XO'[self.to_move]} to move"
@@ -195,18 +216,46 @@ class _Game:
             return "draw"
         return f"{'XO'[w]} wins ({'you' if w == self.human else 'the AI'})"
 
-    def summary(self, stopped: bool) -> str:
-        # As `c4jax analyze` takes them: commas on boards of more than 9 columns.
-        sep = "," if self.game.num_actions > 9 else " "
-        moves = sep.join(str(m + 1) for m in self.moves) or "none"
+    def summary(self) -> str:
+        """One line: the moves as ``c4jax analyze`` takes them and the result."""
+        moves = moves_text(self.game, self.moves) or "none"
         n = self.ply
-        head = "Stopped" if stopped else "Game over"
-        res = "result so far" if stopped else "result"
+        head, res = ("Game over", "result") if self.done else ("Stopped", "result so far")
         return f"{head}: {n} move{'s' if n != 1 else ''} played ({moves}); {res}: {self.result()}."
 
 
+def moves_text(game, moves) -> str:
+    """0-based ``moves`` written 1-based as ``c4jax analyze`` takes them: a
+    digit each ("4453"), or separated by commas in games of more than 9
+    actions ("10,12,3")."""
+    return ("," if separated_moves(game) else "").join(str(m + 1) for m in moves)
+
+
+def game_name(game) -> str:
+    """The game, with its board's size in columns and rows where it has one
+    ("Connect 4 on 7 columns x 6 rows", "tic-tac-toe")."""
+    p = getattr(game, "params", {})
+    if {"rows", "cols", "connect"} <= set(p):
+        return f"Connect {p['connect']} on {p['cols']} columns x {p['rows']} rows"
+    return getattr(game, "title", game.name)
+
+
 def _search_title(what: str, out) -> str:
-    return f"{what}: {int(out.visit_counts.sum())} root visits, value {float(out.value[0]):+.3f}"
+    from c4jax.analysis import root_value_text
+
+    return f"{what}: {int(out.visit_counts.sum())} root visits, {root_value_text(out)}"
+
+
+# The lines of a turn besides the board: the line typed, the AI's move, the prompt.
+_TURN_LINES = 3
+_SEE_ALL = "; type board to see them all"
+
+
+def _show_board(con, game, env, below: int = 0) -> None:
+    """Draws the board so that it, ``below`` more lines and a turn's other
+    lines fit the terminal (its bottom rows kept; the whole board in a pipe)."""
+    limit = max(con.height - _TURN_LINES - below, 4) if con.is_terminal else None
+    print_board(con, game, env, max_lines=limit, see_all=_SEE_ALL)
 
 
 _PENDING = bytearray()  # bytes read from stdin but not yet returned as a line
@@ -251,9 +300,12 @@ def _legal_text(game, legal) -> str:
     return f"Legal moves: {' '.join(str(int(a) + 1) for a in np.flatnonzero(legal))}"
 
 
+_QUIT = ("q", "quit", "exit")
+
+
 def run(args, con, t_start: float) -> int:
     # The library is imported when a command runs: 'c4jax --help' and usage errors start without JAX.
-    from c4jax.analysis import fmt_q, move_label, search_table
+    from c4jax.analysis import fmt_q, move_label, search_table, shown_q
 
     game = make_game(args)
     seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(3), "little")
@@ -261,27 +313,69 @@ def run(args, con, t_start: float) -> int:
     state = _Game(game, human)
     label = move_label(game)
     n_actions = game.num_actions
-    gname = getattr(game, "title", game.name)
-    con.print(
-        f"[bold]c4jax play[/bold]: {gname}. You are [bold]{'XO'[human]}[/bold] and move "
-        f"{'first' if human == 0 else 'second'}."
-    )
+    side = f"You are [bold]{'XO'[human]}[/bold] and move {'first' if human == 0 else 'second'}."
+    con.print(f"[bold]c4jax play[/bold]: {game_name(game)}. {side}")
     per_move = f"{args.think:g} s of thinking" if args.think else f"{args.simulations} simulations"
     con.print(f"The AI is MCTS, {per_move} per move (seed {seed}).")
     con.print(
-        f"Type a {label} 1-{n_actions}, or [bold]hint[/bold], [bold]undo[/bold], "
+        f"Type a {label} 1-{n_actions}, or [bold]hint[/bold], [bold]undo[/bold], [bold]board[/bold], "
         "[bold]quit[/bold] (an empty line lists the legal moves)."
     )
-    with status(f"{PREPARING}..."):
-        ai = _AI(game, args.simulations, seed, search_options(args), think=args.think)
-        ai.reset(state.env)
+    ai = None
     first_ai_move = True
-    stopped = True
-    if human == 0:
-        ai.warm_up(state.env)
+    fresh = True  # the position changed since the board was last drawn
+    summarized = False  # the game's end and summary are printed
+
+    def undo() -> None:
+        nonlocal fresh, summarized
+        n = state.undo_plies()
+        if not n:
+            con.print("Nothing to undo.")
+            return
+        state.pop(n)
+        ai.reset(state.env)
+        con.print("Took back your last move and the AI's." if n > 1 else "Took back your last move.")
+        fresh, summarized = True, False
+
     try:
-        print_board(con, game, state.env)
-        while not state.done:
+        with status(f"{PREPARING}..."):
+            ai = _AI(game, args.simulations, seed, search_options(args), think=args.think)
+            ai.reset(state.env)
+        if human == 0:
+            ai.warm_up(state.env)
+        while True:
+            if state.done:
+                if not summarized:
+                    w = int(state.env.winner)
+                    msg = "Nobody wins." if w < 0 else ("You win!" if w == human else "The AI wins.")
+                    summary = state.summary()
+                    _show_board(con, game, state.env, below=1 + -(-len(summary) // con.width))
+                    con.print(f"[bold]{msg}[/bold]")
+                    con.print(summary, markup=False)
+                    summarized = True
+                try:
+                    text = _read_move("What now? undo, new (another game) or quit [undo/new/quit]: ")
+                except EOFError:
+                    con.print()
+                    break
+                cmd = text.strip().lower()
+                if cmd in _QUIT:
+                    break
+                if cmd == "undo":
+                    undo()
+                elif cmd in ("new", "n"):
+                    state = _Game(game, human)
+                    ai.new_game(state.env)
+                    fresh = True
+                    summarized = False
+                    con.print(f"[bold]New game[/bold]: {side}")
+                elif cmd == "board":
+                    print_board(con, game, state.env)
+                else:
+                    shown = text.strip() if len(text.strip()) <= 20 else text.strip()[:20] + "..."
+                    con.print("The game is over: type undo, new or quit"
+                              + (f" ({shown!r} is none of them)." if shown else "."), style="red", markup=False)
+                continue
             legal = ai.legal(state.env)
             if state.to_move != human:
                 t0 = time.perf_counter()
@@ -290,8 +384,7 @@ def run(args, con, t_start: float) -> int:
                 dt = time.perf_counter() - t0
                 action = int(out.action[0])
                 if args.show_search:
-                    title = _search_title("AI search", out)
-                    print_table(con, search_table(out, state.env, title))
+                    print_table(con, search_table(out, state.env, _search_title("AI search", out)))
                 since = f", {time.perf_counter() - t_start:.1f} s after start" if first_ai_move else ""
                 if args.think and ai.timing:
                     # The search's own time; compiling (or waiting for the
@@ -309,46 +402,45 @@ def run(args, con, t_start: float) -> int:
                 first_ai_move = False
                 ai.played(action)
                 state.push(action)
-                print_board(con, game, state.env)
+                fresh = True
                 continue
+            if fresh:  # once per turn, before the prompt
+                _show_board(con, game, state.env)
+                fresh = False
             try:
                 text = _read_move(f"Your move ({'XO'[human]}), {label} 1-{n_actions} [hint/undo/quit]: ")
             except EOFError:
                 con.print()
                 break
             cmd = text.strip().lower()
-            if cmd in ("q", "quit", "exit"):
+            if cmd in _QUIT:
                 break
             if cmd in ("help", "h", "?"):
                 con.print(f"Type a {label} 1-{n_actions}; hint: what the AI would play; undo: take back "
-                          "your last move and the AI's; quit: stop.")
+                          "your last move and the AI's; board: the whole board; quit: stop.")
                 con.print(_legal_text(game, legal))
                 continue
             if cmd == "hint":
                 out = ai.search(state.env, state.ply, hint=True)
                 a = int(out.action[0])
                 share = float(out.action_weights[0, a])
-                q = float(out.qvalues[0, a])
+                q = shown_q(float(out.qvalues[0, a]), float(out.qvalue_lower[0, a]), float(out.qvalue_upper[0, a]))
                 if args.show_search:
-                    title = _search_title("Hint search", out)
-                    print_table(con, search_table(out, state.env, title))
+                    print_table(con, search_table(out, state.env, _search_title("Hint search", out)))
                 con.print(
                     f"Hint: the AI would play {label} [bold]{a + 1}[/bold] "
                     f"(visit share {100 * share:.0f}%, Q {fmt_q(q)})"
                 )
                 continue
             if cmd == "undo":
-                if state.ply < 2:
-                    con.print("Nothing to undo.")
-                else:
-                    state.pop(2)
-                    ai.reset(state.env)
-                    con.print("Took back your last move and the AI's.")
-                    print_board(con, game, state.env)
+                undo()
+                continue
+            if cmd == "board":
+                print_board(con, game, state.env)
                 continue
             error = None
             if not cmd:
-                error = f"Type a {label} number 1-{n_actions}, or hint, undo, quit."
+                error = f"Type a {label} number 1-{n_actions}, or hint, undo, board, quit."
             elif not re.fullmatch(r"[+-]?[0-9]{1,9}", cmd, flags=re.ASCII):
                 shown = text.strip() if len(text.strip()) <= 20 else text.strip()[:20] + "..."
                 error = f"{shown!r} is not a move: type a {label} number 1-{n_actions}."
@@ -365,24 +457,18 @@ def run(args, con, t_start: float) -> int:
             action = int(cmd) - 1
             ai.played(action)
             state.push(action)
-            print_board(con, game, state.env)
-        else:
-            stopped = False
-            w = int(state.env.winner)
-            msg = "Nobody wins." if w < 0 else ("You win!" if w == human else "The AI wins.")
-            con.print(f"[bold]{msg}[/bold]")
+            fresh = True
     except KeyboardInterrupt:
         con.print()
         interrupted = True
     else:
         interrupted = False
-    con.print(state.summary(stopped))
-    if interrupted or ai.busy():
+    if not summarized:
+        con.print(state.summary(), markup=False)
+    if interrupted or (ai is not None and ai.busy()):
         # A search may still be running in XLA's threads (a warm-up, or the
         # AI's own move that Ctrl-C interrupted): leave now rather than wait
         # for it, and without the interpreter's shutdown, which aborts
         # (SIGABRT) while XLA threads are running.
         hard_exit(0)
     return 0
-
-
