@@ -56,8 +56,11 @@ def _lane_returns(path: Path, exp: Expansion, on):
     # G_i = (sum_{i<=j<leaf} D_j r_j + D_leaf leaf_return) / D_i.  Only the last
     # edge of a path can have discount 0 (the search stops at finished games),
     # so D_i != 0 for every i < leaf.
-    prefix = jnp.concatenate([jnp.ones(1, jnp.float32), jnp.cumprod(d)[:-1]])
-    suffix = jnp.cumsum((prefix * r)[::-1])[::-1]
+    # Every product and sum here is of small integers, exact in any order: a
+    # log-depth scan (elementwise; jnp.cumsum is a quadratic reduce-window on
+    # the CPU).
+    prefix = jnp.concatenate([jnp.ones(1, jnp.float32), jax.lax.associative_scan(jnp.multiply, d)[:-1]])
+    suffix = jax.lax.associative_scan(jnp.add, prefix * r, reverse=True)
     d_leaf = jnp.sum(jnp.where(i == leaf, prefix, 0.0))
     returns = (suffix + d_leaf * leaf_return) / jnp.where(on_path & (prefix != 0), prefix, 1.0)
     returns = jnp.where(i == leaf, leaf_return, returns)
