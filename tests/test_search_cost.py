@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import re
 
 import chex
 import jax
@@ -61,7 +62,7 @@ def _compiled_text(batch: int, reused: bool, capacity: int = CAPACITY, **options
 
 
 def _descent_loops(loops):
-    return [w for w in loops if "/descent/" in w.text]
+    return [w for w in loops if re.search(r"/(vmap\()?descent\)?/", w.text)]
 
 
 CASES = [
@@ -83,26 +84,32 @@ def test_no_whole_tree_copy_or_select_inside_the_simulation_loop(batch, selectio
     assert ops == [], "\n".join(f"{o.opcode} {o.shape} in {o.computation}" for o in ops[:20])
 
 
-@pytest.mark.parametrize("capacity,selection,solver,reused", [
-    (capacity, selection, solver, reused)
+@pytest.mark.parametrize("batch,capacity,selection,solver,reused", [
+    (batch, capacity, selection, solver, reused)
     for (batch, selection, solver, reused) in CASES
     if batch == 1 and selection != "gumbel"
     for capacity in (CAPACITY,)
-] + [(64_001, "puct", True, True)])
-def test_the_descent_is_compiled_into_one_kernel_at_batch_one(capacity, selection, solver, reused):
-    """At batch 1, XLA's CPU compiler runs the descent loop (PUCT, UCT) as one
-    compiled kernel (a call marked ``xla_cpu_small_call``), at any capacity:
-    its cost model counts the bytes the loop reads, which are a few rows of
-    the tree (dynamic slices), not whole tree arrays (c4jax.search.solver's
-    ``_at``).  A loop whose iterations launch their kernels one by one costs
-    about two dozen kernel launches per level, the main cost of a deep search
-    on the CPU (benchmarks/kernels_per_simulation.py).  (Gumbel's interior
-    rule reads more of each node and is not; neither is a batch > 1, where
-    every read is a gather.)"""
-    text = _compiled_text(1, reused, capacity, selection=selection, solver=solver)
+] + [(1, 64_001, "puct", True, True)] + [
+    (batch, CAPACITY, selection, solver, reused) for (batch, selection, solver, reused) in CASES if batch > 1
+])
+def test_the_descent_is_compiled_into_one_kernel(batch, capacity, selection, solver, reused):
+    """XLA's CPU compiler runs the descent loop as one compiled kernel (a
+    call marked ``xla_cpu_small_call``), at any capacity and batch size: the
+    loop holds no scatter (a batch's path writes are selects,
+    ``c4jax.search.tree.set_entry``) and c4jax's loop threshold
+    (``c4jax.xla_flags``) exceeds the bytes it counts.  A loop whose
+    iterations launch their kernels one by one costs dozens of kernel
+    launches per level (benchmarks/kernels_per_simulation.py).  At a batch
+    of several games every loop inside a simulation is one kernel (the
+    solver's proofs too); at batch 1 the parallel lanes' proofs write the
+    tree itself and stay a loop of kernels.  (Gumbel's interior rule at
+    batch 1 is not one kernel.)"""
+    text = _compiled_text(batch, reused, capacity, selection=selection, solver=solver)
     hoisted, launched = launched_loops(text, capacity)
     assert len(_descent_loops(hoisted)) == 1, [w.text[:160] for w in hoisted + launched]
     assert _descent_loops(launched) == []
+    if batch > 1:
+        assert launched == [], [w.text[:160] for w in launched]
 
 
 @pytest.mark.parametrize("batch,selection,solver,reused", [c for c in CASES if c[0] > 1])

@@ -1,14 +1,16 @@
 """c4jax's CPU tuning, all in one place: two XLA flags that ``import c4jax``
 sets, and the sizes the search reads on the CPU.  GPU and TPU ignore them.
 
-1. XLA's loop threshold.  XLA's CPU backend compiles a ``while`` loop whose
-   body its cost model counts under ``xla_cpu_small_while_loop_byte_threshold``
-   (1,024 bytes by default) into one kernel, and runs every other loop's
-   body as a dozen kernels per iteration.  The search's small loops (a
-   rollout's plies, a descent's levels, the solver's proofs) count above
-   1,024 bytes; raised to :data:`LOOP_BYTES` (128 KiB) each runs as one
-   kernel (``benchmarks/kernels_per_simulation.py``).  Loops that move more
-   data than that (matrix products) compile as before.
+1. XLA's loop threshold.  XLA's CPU backend compiles a ``while`` loop into
+   one kernel when the bytes its cost model counts stay under
+   ``xla_cpu_small_while_loop_byte_threshold`` (1,024 by default) and it
+   holds no dot, convolution, scatter or custom call; every other loop runs
+   its body as a dozen kernels or more per iteration.  The search's loops (a
+   rollout's plies, a descent's levels, the solver's proofs) count their
+   operands, the tree and a batch's trees included, so the threshold is
+   raised to :data:`LOOP_BYTES` (1 GiB): each of them runs as one kernel at
+   any batch size and capacity (``benchmarks/kernels_per_simulation.py``).
+   Loops with matrix products are never compiled this way.
 2. One CPU device per core (``--xla_force_host_platform_device_count``, or
    ``C4JAX_CPU_DEVICES``): XLA runs one CPU device's program on about one
    core, so a batch uses every core only when split over several devices
@@ -48,10 +50,7 @@ MIN_GAMES_PER_DEVICE = 8
 FUSED_READS_UP_TO = 8
 
 THRESHOLD_KEY = "xla_cpu_small_while_loop_byte_threshold"
-# Every loop of the search fits at 16 KiB on a 7-column board (kernels per
-# simulation: 97.7 at 4 KiB, 66.5 at 16 KiB, the same at 64 KiB and 1 MB);
-# 128 KiB leaves room for wide boards.
-LOOP_BYTES = 1 << 17
+LOOP_BYTES = 1 << 30
 OPT_OUT = "C4JAX_XLA_FLAGS"
 _EXTRA = "--xla_backend_extra_options="
 DEVICES_KEY = "--xla_force_host_platform_device_count"

@@ -25,7 +25,7 @@ import jax.numpy as jnp
 import mctx
 
 from c4jax.search.options import SearchOptions
-from c4jax.search.tree import NO_PARENT, ROOT, UNVISITED, legal_at, node_view
+from c4jax.search.tree import NO_PARENT, ROOT, UNVISITED, legal_at, node_view, set_entry
 
 __all__ = ["Path", "descend", "make_selection", "qtransform", "with_virtual_loss"]
 
@@ -248,12 +248,12 @@ def _descend(key, tree: mctx.Tree, in_flight, select, max_depth: int, game: int 
         action = select(select_key, view, 0, depth, at_root, virtual)
         child = view.children_index[0, action]
         taken = child != UNVISITED
-        actions = actions.at[depth].set(action)
+        actions = set_entry(actions, depth, action)
         # An unexpanded edge's reward and discount are 0 here: the expansion
         # steps it.  (Past the depth reached every entry is as initialised.)
-        rewards = rewards.at[depth].set(jnp.where(taken, view.children_rewards[0, action], 0.0))
-        discounts = discounts.at[depth].set(jnp.where(taken, view.children_discounts[0, action], 0.0))
-        nodes = nodes.at[depth + 1].set(jnp.where(taken, child, NO_PARENT))
+        rewards = set_entry(rewards, depth, jnp.where(taken, view.children_rewards[0, action], 0.0))
+        discounts = set_entry(discounts, depth, jnp.where(taken, view.children_discounts[0, action], 0.0))
+        nodes = set_entry(nodes, depth + 1, jnp.where(taken, child, NO_PARENT))
         go_on = taken & ~children_done[action] & (depth + 1 < max_depth)
         node = jnp.where(taken, child, node)
         depth = jnp.where(taken, depth + 1, depth)

@@ -41,7 +41,7 @@ import jax.numpy as jnp
 import mctx
 
 from c4jax.env import Env, with_opponent_to_move
-from c4jax.search.tree import LOSS, ROOT, UNVISITED, WIN, legal_at, node_view
+from c4jax.search.tree import LOSS, ROOT, UNVISITED, WIN, legal_at, node_view, set_entry
 
 __all__ = ["NoSolver", "ScoreBoundsSolver", "make_solver", "edge_bounds", "edge_plies"]
 
@@ -301,13 +301,13 @@ class ScoreBoundsSolver:
             # The path's child: its bounds as just recomputed.
             on = j < leaf
             r, d = rewards[j], discounts[j]
-            e_lo = jnp.where(on, e_lo.at[a].set(r + d * upper[jc]), e_lo)
-            e_hi = jnp.where(on, e_hi.at[a].set(r + d * lower[jc]), e_hi)
-            e_pl = jnp.where(on, e_pl.at[a].set(1 + plies[jc]), e_pl)
+            e_lo = jnp.where(on, set_entry(e_lo, a, r + d * upper[jc]), e_lo)
+            e_hi = jnp.where(on, set_entry(e_hi, a, r + d * lower[jc]), e_hi)
+            e_pl = jnp.where(on, set_entry(e_pl, a, 1 + plies[jc]), e_pl)
             at_leaf = (j == leaf) & leaf_edge_known
-            e_lo = jnp.where(at_leaf, e_lo.at[a].set(leaf_edge_value), e_lo)
-            e_hi = jnp.where(at_leaf, e_hi.at[a].set(leaf_edge_value), e_hi)
-            e_pl = jnp.where(at_leaf, e_pl.at[a].set(1), e_pl)
+            e_lo = jnp.where(at_leaf, set_entry(e_lo, a, leaf_edge_value), e_lo)
+            e_hi = jnp.where(at_leaf, set_entry(e_hi, a, leaf_edge_value), e_hi)
+            e_pl = jnp.where(at_leaf, set_entry(e_pl, a, 1), e_pl)
             # Bounds only tighten: intersect with what was already proven
             # (which holds the finished-game and decisive-move bounds).
             live = jnp.any(legal)  # a finished game keeps its [0, 0]
@@ -315,7 +315,8 @@ class ScoreBoundsSolver:
             hi = jnp.where(live, jnp.minimum(upper[j], jnp.max(jnp.where(legal, e_hi, -jnp.inf))), upper[j])
             pl = jnp.where(live, _node_plies(legal, e_lo, e_hi, e_pl, lo, hi, plies[j]), plies[j])
             changed = (lo != lower[j]) | (hi != upper[j]) | (pl != plies[j])
-            return j - 1, changed & (j > 0), lower.at[j].set(lo), upper.at[j].set(hi), plies.at[j].set(pl)
+            return (j - 1, changed & (j > 0), set_entry(lower, j, lo), set_entry(upper, j, hi),
+                    set_entry(plies, j, pl))
 
         init = (start, start >= 0, lower, upper, plies)
         _, _, lower, upper, plies = jax.lax.while_loop(cond, body, init)

@@ -54,6 +54,7 @@ __all__ = [
     "NodeViewData",
     "node_view",
     "same_position",
+    "set_entry",
 ]
 
 UNVISITED = mctx.Tree.UNVISITED
@@ -97,6 +98,14 @@ class TreeExtraData:
 def gather(tree_like, index):
     """Entry ``index`` of every leaf of a pytree (e.g. one node's ``Env``)."""
     return jax.tree.map(lambda x: x[index], tree_like)
+
+
+def set_entry(x: jax.Array, index, value) -> jax.Array:
+    """``x.at[index].set(value)`` for a short vector ``x`` (``[S]``) and an
+    ``index`` in ``0..S-1``, as one select: under ``vmap`` a per-game
+    ``index`` makes ``.at[]`` a scatter, and XLA's CPU backend runs a loop
+    that holds a scatter as many kernels per iteration instead of one."""
+    return jnp.where(jnp.arange(x.shape[0]) == index, value, x)
 
 
 def _read_row(x: jax.Array, index, game) -> jax.Array:
