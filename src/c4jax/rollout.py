@@ -124,4 +124,5 @@ def playout(key, env: Env, *, words, legal, wins, drop, has_line, heuristic: boo
         return (occ ^ me, occ, ply, won | (ply >= max_plies), i + 1, result)
 
     init = (mine, p0 | p1, env.ply, env.done, jnp.int32(0), result_for_player_to_move(env))
-    return jax.lax.while_loop(cond, body, init)[5].astype(jnp.float32)
+    with jax.named_scope("rollout"):  # names the loop in profiles and compiled programs
+        return jax.lax.while_loop(cond, body, init)[5].astype(jnp.float32)

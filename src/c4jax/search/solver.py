@@ -319,7 +319,8 @@ class ScoreBoundsSolver:
                     set_entry(plies, j, pl))
 
         init = (start, start >= 0, lower, upper, plies)
-        _, _, lower, upper, plies = jax.lax.while_loop(cond, body, init)
+        with jax.named_scope("proof"):  # names the loop in profiles and compiled programs
+            _, _, lower, upper, plies = jax.lax.while_loop(cond, body, init)
         return lower, upper, plies
 
     def playable(self, tree: mctx.Tree, env: Env, legal) -> jax.Array:
