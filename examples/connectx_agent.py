@@ -77,7 +77,7 @@ def main() -> None:
     BUDGET_SECONDS = args.budget
     t0 = time.perf_counter()
     warm_up(args.rows, args.columns, args.inarow, args.budget)
-    print(f"compiled the search for {args.rows}x{args.columns}, {args.inarow} in a row: "
+    print(f"compiled the search for {args.columns} columns x {args.rows} rows, {args.inarow} in a row: "
           f"{time.perf_counter() - t0:.1f} s")
     try:
         from kaggle_environments import evaluate

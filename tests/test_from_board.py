@@ -175,7 +175,7 @@ def test_the_connectx_example_without_kaggle_answers_a_stone_in_the_centre(monke
 @pytest.mark.parametrize("argv, message", [
     (["--rows", "2"], "error: --rows must be an int in 3..64; got 2"),
     (["--columns", "100"], "error: --columns must be an int in 3..64; got 100"),
-    (["--inarow", "9"], "error: --inarow must be an int in 3..7 (max(--rows, --columns) for a 6x7 board); got 9"),
+    (["--inarow", "9"], "error: --inarow must be an int in 3..7 (max(--rows, --columns) for --rows=6, --columns=7); got 9"),
 ])
 def test_the_connectx_example_refuses_a_board_that_makes_no_game(monkeypatch, capsys, argv, message):
     # A usage line naming the script's own flags, not a traceback.

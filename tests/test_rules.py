@@ -517,6 +517,18 @@ def test_make_accepts_the_limits(args):
     assert connect4.make(*args) is game
 
 
+def test_board_sizes_are_written_with_both_names():
+    """A board's size names its columns and rows (``make(rows, cols)``
+    takes rows first; "8x9" alone does not say which is which)."""
+    assert connect4.make(8, 9, 5).title == "Connect 5 on 9 columns x 8 rows"
+    assert connect4.make(40, 7).title == "Connect 4 on 7 columns x 40 rows"
+    assert connect4.make(6, 7, 4).title == "Connect 4"
+    with pytest.raises(ValueError, match=r"in 3\.\.9 \(max\(rows, cols\) for rows=8, cols=9\); got 10"):
+        connect4.make(8, 9, 10)
+    with pytest.raises(ValueError, match=r"^a board of 12 columns \(more than 9\) takes the moves as a sequence"):
+        connect4.make(8, 12).from_moves("123")
+
+
 def test_longest_lines_on_the_largest_board():
     """A line of 64 across the 32x64 board and of 32 up a column."""
     game = connect4.make(32, 64, 64)

@@ -112,10 +112,11 @@ class Connect4:
 
     @property
     def title(self) -> str:
-        """``"Connect 4"`` on the standard board, else e.g. ``"Connect 5 on 8x9"`` (rows x columns)."""
+        """``"Connect 4"`` on the standard board, else e.g. ``"Connect 5 on 9
+        columns x 8 rows"`` (``make(rows=8, cols=9, connect=5)``)."""
         if (self.rows, self.cols, self.connect) == (6, 7, 4):
             return "Connect 4"
-        return f"Connect {self.connect} on {self.rows}x{self.cols}"
+        return f"Connect {self.connect} on {self.cols} columns x {self.rows} rows"
 
     @property
     def max_plies(self) -> int:
@@ -390,7 +391,7 @@ class Connect4:
         if isinstance(moves, str):
             if cols > 9 and moves.replace(" ", "").replace(",", ""):
                 raise ValueError(
-                    f"a {rows}x{cols} board has more than 9 columns: give the moves as "
+                    f"a board of {cols} columns (more than 9) takes the moves as "
                     f"a sequence of ints 1..{cols}, not a string"
                 )
             parsed = digit_moves(moves, cols, "column")
@@ -570,7 +571,7 @@ def make(rows: int = 6, cols: int = 7, connect: int = 4) -> Connect4:
     rows = check_int("rows", rows, MIN_ROWS, MAX_ROWS)
     cols = check_int("cols", cols, MIN_COLS, MAX_COLS)
     connect = check_int("connect", connect, MIN_CONNECT, max(rows, cols),
-                        note=f"(max(rows, cols) for a {rows}x{cols} board)")
+                        note=f"(max(rows, cols) for rows={rows}, cols={cols})")
     return _make(rows, cols, connect)
 
 

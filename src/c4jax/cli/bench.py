@@ -16,9 +16,9 @@ In a source checkout with the [bench] extras (pgx, open_spiel) this imports the
 repository's benchmark scripts, benchmarks/env_throughput.py and
 search_throughput.py, and calls their main() (--quick passed on): c4jax against
 pgx, OpenSpiel and the naive mctx recipe.  Elsewhere (an installed package) it
-times c4jax itself on Connect 4 6x7: random rollouts/s at batch 1024, and
-run_mcts simulations/s at batch 1 x 1000 and batch 64 x 200 (compilation and
-one warm-up call excluded; the median of the timed calls).
+times c4jax itself on Connect 4 (7 columns x 6 rows): random rollouts/s at
+batch 1024, and run_mcts simulations/s at batch 1 x 1000 and batch 64 x 200
+(compilation and one warm-up call excluded; the median of the timed calls).
 
 examples:
   c4jax bench --quick                 a short run (about 20 s built-in, 1 min with the scripts)
@@ -140,8 +140,9 @@ def _time_calls(fn, args_for, repeats: int, min_time: float) -> tuple[float, flo
 
 
 def builtin_bench(quick: bool, con) -> list[dict]:
-    """Times c4jax itself (Connect 4, 6x7): random rollouts/s at batch 1024,
-    run_mcts sims/s at batch 1 x 1000 and 64 x 200.  Returns the rows."""
+    """Times c4jax itself (Connect 4, 7 columns x 6 rows): random rollouts/s
+    at batch 1024, run_mcts sims/s at batch 1 x 1000 and 64 x 200.  Returns
+    the rows."""
     import jax
     import jax.numpy as jnp
     from rich.table import Table
@@ -169,8 +170,8 @@ def builtin_bench(quick: bool, con) -> list[dict]:
         rows.append(dict(measurement=f"run_mcts, batch {b} x {n} sims", unit="sims/s",
                          rate=b * n / med, ms=1e3 * med, compile_s=first))
     t = Table(
-        title=f"c4jax throughput, Connect 4 6x7, {jax.default_backend()} ({os.cpu_count()} cores), "
-        f"median of {repeats} runs",
+        title=f"c4jax throughput, Connect 4 (7 columns x 6 rows), {jax.default_backend()} "
+        f"({os.cpu_count()} cores), median of {repeats} runs",
         caption="1st call s: trace, compile (or cache load) and one run, not in the rates",
     )
     for col in ("measurement", "per second", "ms/call", "1st call s"):
