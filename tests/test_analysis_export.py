@@ -122,3 +122,28 @@ def test_bad_arguments(search, kwargs, match):
         c4jax.tree_to_dot(search.search_tree, **kwargs)
     with pytest.raises(ValueError, match="tree must be an mctx.Tree"):
         c4jax.tree_to_dot(search)
+
+
+def test_the_principal_variation_is_written_as_analyze_takes_moves():
+    """Digits joined on boards of up to 9 columns, numbers separated by
+    commas on wider ones: the line can be pasted after the position's moves."""
+    from rich.console import Console
+
+    from c4jax.analysis import moves_text
+
+    assert moves_text(c4.make(6, 7), [3, 3, 4, 2]) == "4453"
+    assert moves_text(c4.make(8, 12), [9, 11, 2]) == "10,12,3"
+    assert moves_text(ttt.env_reset().game, []) == ""
+    for game, moves in ((c4.make(6, 7), "4453"), (c4.make(6, 12), [10, 12, 3])):
+        env = game.from_moves(moves)
+        out = c4jax.run_mcts(jax.random.key(0), env, 64)
+        con = Console(width=200, record=True, file=open("/dev/null", "w"))
+        con.print(c4jax.search_table(out, env))
+        text = con.export_text()
+        pvs = {m["move"]: m["pv"] for m in c4jax.move_stats(out, env)}
+        rows = [[c.strip() for c in ln.split("│")[1:-1]]
+                for ln in text.splitlines() if re.match(r"^│\s+\d+ │", ln)]
+        assert len(rows) == len(pvs) and any(len(pv) > 2 for pv in pvs.values()), text
+        for cells in rows:
+            assert cells[5] == moves_text(game, [m - 1 for m in pvs[int(cells[0])]]), text
+            assert " " not in cells[5], text

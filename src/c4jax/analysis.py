@@ -10,8 +10,8 @@ from rich.table import Table
 
 from c4jax.env import Env
 
-__all__ = ["BEST_MARK", "fmt_q", "host", "move_label", "move_stats", "principal_variation", "proven_result",
-           "root_value_text", "search_table", "shown_q"]
+__all__ = ["BEST_MARK", "fmt_q", "host", "move_label", "move_stats", "moves_text", "principal_variation",
+           "proven_result", "root_value_text", "search_table", "shown_q"]
 
 BEST_MARK = "<- best"
 
@@ -49,6 +49,13 @@ def move_label(game) -> str:
     """What a move of ``game`` is called: its ``action_name`` ("cell" in
     tic-tac-toe, "column" in Connect 4), else "move"."""
     return getattr(game, "action_name", "move")
+
+
+def moves_text(game, moves) -> str:
+    """0-based ``moves`` of ``game`` written 1-based as ``c4jax analyze``
+    takes them: a digit each ("4453"), or numbers separated by commas in
+    games of more than 9 actions ("10,12,3")."""
+    return ("," if game.num_actions > 9 else "").join(str(int(m) + 1) for m in moves)
 
 
 def principal_variation(tree, action: int, max_len: int = 12) -> list[int]:
@@ -143,9 +150,9 @@ def search_table(out, env, title: str | None = None, *, with_prior: bool = False
     """A ``rich.table.Table`` of a one-game search: per legal move (1-based)
     its visits, visit share, Q-value for the player to move (:func:`shown_q`:
     exactly +1 / -1 where proven), what the solver proved ("win in 3",
-    "draw", ...), optionally its prior, and the principal variation, the
-    chosen move marked ``<- best``: what ``c4jax analyze`` and
-    ``c4jax play --show-search`` print.
+    "draw", ...), optionally its prior, and the principal variation (as
+    :func:`moves_text` writes moves), the chosen move marked ``<- best``:
+    what ``c4jax analyze`` and ``c4jax play --show-search`` print.
 
     Args:
       out, env: as :func:`move_stats` (one game's search and its root).
@@ -186,7 +193,7 @@ def search_table(out, env, title: str | None = None, *, with_prior: bool = False
         ]
         if with_prior:
             row.append(f"{m['prior']:.3f}")
-        row += [" ".join(str(x) for x in m["pv"]), BEST_MARK if m["best"] else ""]
+        row += [moves_text(game, [x - 1 for x in m["pv"]]), BEST_MARK if m["best"] else ""]
         t.add_row(*row, style="bold green" if m["best"] else None)
     return t
 

@@ -16,7 +16,7 @@ import time
 
 from c4jax.cli.args import command_parser, search_options, seed_arg
 from c4jax.cli.terminal import PREPARING, hard_exit, print_board, print_table, status
-from c4jax.cli.from_args import make_game, separated_moves
+from c4jax.cli.from_args import make_game
 
 PLAY_EPILOG = """\
 examples:
@@ -218,17 +218,12 @@ class _Game:
 
     def summary(self) -> str:
         """One line: the moves as ``c4jax analyze`` takes them and the result."""
+        from c4jax.analysis import moves_text
+
         moves = moves_text(self.game, self.moves) or "none"
         n = self.ply
         head, res = ("Game over", "result") if self.done else ("Stopped", "result so far")
         return f"{head}: {n} move{'s' if n != 1 else ''} played ({moves}); {res}: {self.result()}."
-
-
-def moves_text(game, moves) -> str:
-    """0-based ``moves`` written 1-based as ``c4jax analyze`` takes them: a
-    digit each ("4453"), or separated by commas in games of more than 9
-    actions ("10,12,3")."""
-    return ("," if separated_moves(game) else "").join(str(m + 1) for m in moves)
 
 
 def game_name(game) -> str:
