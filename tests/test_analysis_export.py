@@ -124,6 +124,37 @@ def test_bad_arguments(search, kwargs, match):
         c4jax.tree_to_dot(search)
 
 
+def test_dot_writes_values_as_the_table_does():
+    """The root's label gives the value the search returns (exactly +1 once
+    proven, not the mean) and what was proven, in the words of the table; a
+    proven edge's Q is exactly +1 / -1, every other one the mean; nothing is
+    written -0.000."""
+    from c4jax.analysis import fmt_q, root_value_text, shown_q
+
+    out = c4jax.run_mcts(jax.random.key(1), ttt.from_moves("1593"), 40)  # X wins in 3 by cell 7
+    tree = jax.device_get(out.search_tree)
+    assert float(tree.node_values[0, 0]) < 1.0 == float(out.value)  # the mean is below the proven +1
+    dot = c4jax.tree_to_dot(out.search_tree)
+    root = NODE.search(dot).group(2).split("\\n")  # root, visits, value, what was proven
+    assert f"{root[2]} ({root[3]})" == root_value_text(out) == "value +1.000 (proven win in 3)", root
+    lower, upper = tree.extra_data.value_lower[0], tree.extra_data.value_upper[0]
+    rounded = 0
+    for parent, child, move, q in (e[:4] for e in EDGE.findall(dot)):
+        parent, child, a = int(parent), int(child), int(move) - 1
+        r, d = tree.children_rewards[0, parent, a], tree.children_discounts[0, parent, a]
+        mean = float(r + d * tree.children_values[0, parent, a])
+        bounds = sorted((float(r + d * lower[child]), float(r + d * upper[child])))
+        assert q == fmt_q(shown_q(mean, *bounds)), (parent, move, q, mean, bounds)
+        rounded += abs(mean) < 0.9995 and abs(float(q)) == 1.0
+    assert rounded, dot  # some proven edge's mean is not +-1: the rule was needed
+
+    # Means a hair from zero on either side are +0.000, at nodes and edges.
+    tiny = out.search_tree.replace(node_values=out.search_tree.node_values * 0 - 1e-9,
+                                   children_values=out.search_tree.children_values * 0 + 1e-9)
+    dot = c4jax.tree_to_dot(tiny)
+    assert "-0.000" not in dot and "value +0.000" in dot and "Q +0.000" in dot
+
+
 def test_the_principal_variation_is_written_as_analyze_takes_moves():
     """Digits joined on boards of up to 9 columns, numbers separated by
     commas on wider ones: the line can be pasted after the position's moves."""

@@ -15,16 +15,6 @@ from c4jax.validation import check_int
 __all__ = ["tree_to_dot"]
 
 
-def _result(lower: float, upper: float) -> str:
-    if lower >= 1.0:
-        return "proven win"
-    if upper <= -1.0:
-        return "proven loss"
-    if lower == upper == 0.0:
-        return "proven draw"
-    return f"bounds [{lower:+g}, {upper:+g}]"
-
-
 def tree_to_dot(tree: mctx.Tree, batch_index: int = 0, max_depth: int | None = None, min_visits: int = 0) -> str:
     """Graphviz DOT text of one game's search tree.
 
@@ -43,11 +33,15 @@ def tree_to_dot(tree: mctx.Tree, batch_index: int = 0, max_depth: int | None = N
       value for the player to move there, what the solver proved: its bounds
       from ``tree.extra_data`` when present), one edge per kept child (label:
       the move, 1-based, the Q-value for the player moving, the prior
-      probability).
+      probability).  Values are written as ``c4jax analyze``'s table writes
+      them (:func:`c4jax.analysis.fmt_q`, :func:`c4jax.analysis.shown_q`:
+      exactly +1 / -1 where proven, never ``-0.000``).
     Raises:
       ValueError: ``tree`` not an ``mctx.Tree``, a bad ``batch_index``,
         ``max_depth`` or ``min_visits``.
     """
+    from c4jax.analysis import fmt_q, proven_result, shown_q  # rich is loaded when a tree is drawn
+
     if not isinstance(tree, mctx.Tree):
         raise ValueError(f"tree must be an mctx.Tree (out.search_tree); got {type(tree).__name__}")
     batched = np.ndim(tree.node_visits) == 2
@@ -73,6 +67,10 @@ def tree_to_dot(tree: mctx.Tree, batch_index: int = 0, max_depth: int | None = N
     bounds = None
     if hasattr(extra, "value_lower") and hasattr(extra, "value_upper"):
         bounds = row(extra.value_lower), row(extra.value_upper)
+    plies = row(extra.value_plies) if hasattr(extra, "value_plies") else None
+
+    def node_bounds(n: int) -> tuple[float, float]:
+        return (float(bounds[0][n]), float(bounds[1][n])) if bounds is not None else (-1.0, 1.0)
 
     lines = [
         "digraph search_tree {",
@@ -81,13 +79,14 @@ def tree_to_dot(tree: mctx.Tree, batch_index: int = 0, max_depth: int | None = N
     ]
 
     def node_line(n: int, depth: int) -> str:
-        label = [("root" if n == 0 else f"ply +{depth}"), f"visits {int(visits[n])}", f"value {values[n]:+.3f}"]
+        lo, hi = node_bounds(n)
+        label = [("root" if n == 0 else f"ply +{depth}"), f"visits {int(visits[n])}",
+                 f"value {fmt_q(shown_q(float(values[n]), lo, hi))}"]
         if finished is not None and bool(finished[n]):
             label.append("game over")  # its result is in the reward of the edge into it
-        elif bounds is not None:
-            lo, hi = float(bounds[0][n]), float(bounds[1][n])
-            if lo > -1.0 or hi < 1.0:
-                label.append(_result(lo, hi))
+        elif lo > -1.0 or hi < 1.0:
+            proof = proven_result(lo, hi, int(plies[n]) if plies is not None else 0)
+            label.append(f"proven {proof}" if proof else f"bounds [{lo:+g}, {hi:+g}]")
         text = "\\n".join(label)  # DOT's line break inside a label
         return f'  n{n} [label="{text}"];'
 
@@ -103,9 +102,14 @@ def tree_to_dot(tree: mctx.Tree, batch_index: int = 0, max_depth: int | None = N
             c = int(index[n, a])
             if visits[c] <= 0 or visits[c] < min_visits:
                 continue
-            q = rewards[n, a] + discounts[n, a] * child_values[n, a]
+            r, d = float(rewards[n, a]), float(discounts[n, a])
+            q = r + d * float(child_values[n, a])
+            lo, hi = node_bounds(c)
+            # The mover's bounds on Q: r + d * [child's bounds] (d is -1 or 0),
+            # as the solver's edge_bounds reads them.
+            q_lo, q_hi = sorted((r + d * lo, r + d * hi))
             lines.append(node_line(c, depth + 1))
-            q_text = f"{q:+.3f}" if math.isfinite(q) else "-"
+            q_text = fmt_q(shown_q(q, q_lo, q_hi)) if math.isfinite(q) else "-"
             lines.append(
                 f'  n{n} -> n{c} [label="move {int(a) + 1}\\nQ {q_text}\\nprior {prior[a]:.3f}\\n'
                 f'visits {int(child_visits[n, a])}"];'
