@@ -46,3 +46,49 @@ def test_plot_and_dot_outputs_combine_with_json_and_dot_on_stdout(tmp_path, caps
     assert main(["analyze", "44", "-n", "50", "--dot", "-", "--plot", str(tmp_path / "v.png")]) == 0
     assert capsys.readouterr().out.startswith("digraph") and (tmp_path / "v.png").read_bytes()[:4] == b"\x89PNG"
 
+
+
+def test_the_title_writes_the_root_value_as_the_table_does(monkeypatch, capsys):
+    """The value in the table's title is never -0.000 and says what the
+    solver proved about the root, as ``c4jax play``'s titles do."""
+    import c4jax.search
+
+    main(["analyze", "1593", "--game", "tictactoe", "-n", "40", "--seed", "1"])  # X wins in 3 by cell 7
+    out = capsys.readouterr().out
+    assert "X to move, value +1.000 (proven win in 3)" in out, out
+
+    search = c4jax.search.run_mcts
+    # A root mean a hair below zero (the last draws of a search can leave one).
+    monkeypatch.setattr(c4jax.search, "run_mcts", lambda *a, **k: search(*a, **k).replace(value=np.float32(-1e-9)))
+    main(["analyze", "", "--game", "tictactoe", "-n", "8"])
+    out = capsys.readouterr().out
+    assert "X to move, value +0.000" in out and "-0.000" not in out, out
+
+
+@pytest.mark.parametrize("q, lower, upper, plies, head", [
+    (-1e-9, -1.0, 1.0, 0, "best cell: 5 (Q +0.000)"),
+    (0.9, 1.0, 1.0, 3, "best cell: 5 (Q +1.000, proven win in 3)"),
+    (-0.95, -1.0, -1.0, 4, "best cell: 5 (Q -1.000, proven loss in 4)"),
+    (0.25, 0.0, 1.0, 0, "best cell: 5 (Q +0.250, proven >= draw)"),
+])
+def test_the_plot_title_writes_the_best_moves_q_as_the_table_does(q, lower, upper, plies, head):
+    """Exactly +1 / -1 where the solver proved the move won / lost, what it
+    proved, and no -0.000: the table's row of that move."""
+    from types import SimpleNamespace
+
+    import matplotlib.pyplot as plt
+
+    from c4jax import tictactoe
+    from c4jax.cli.analyze import visits_figure
+
+    def per_move(x, dtype=np.float32):
+        return np.asarray([x if a == 4 else 0 for a in range(9)], dtype)
+
+    out = SimpleNamespace(action=np.int32(4), visit_counts=per_move(30, np.int32), qvalues=per_move(q),
+                          qvalue_lower=per_move(lower), qvalue_upper=per_move(upper),
+                          proven_plies=per_move(plies, np.int32))
+    fig = visits_figure(tictactoe.env_reset().game, out, np.ones(9, bool), "")
+    try:
+        assert fig.get_suptitle().splitlines()[0] == head, fig.get_suptitle()
+    finally:
+        plt.close(fig)

@@ -58,7 +58,7 @@ def add_parser(sub, game, search_parent, common) -> None:
 
 def run(args, con, t_start: float) -> int:
     # The library is imported when a command runs: 'c4jax --help' and usage errors start without JAX.
-    from c4jax.analysis import move_label, search_table
+    from c4jax.analysis import move_label, root_value_text, search_table
 
     import numpy as np
 
@@ -129,7 +129,7 @@ def run(args, con, t_start: float) -> int:
         return 0
     print_board(con, game, env)
     mover = "XO"[int(env.to_move)]
-    title = f"{done}, {mover} to move, value {float(out.value):+.3f}"
+    title = f"{done}, {mover} to move, {root_value_text(out)}"
     print_table(con, search_table(out, env, title, with_prior=True))
     best = int(out.action)
     con.print(f"Best move: {move_label(game)} {best + 1}")
@@ -221,10 +221,11 @@ def _plot_visits(path: str, game, out, legal, moves: str) -> None:
 
 def visits_figure(game, out, legal, moves: str):
     """The bar chart of the root's visit counts (a matplotlib Figure, Agg),
-    its title wrapped to the figure's width."""
+    its title wrapped to the figure's width: the best move and its Q as the
+    table writes it (exactly +1 / -1 where proven, what was proven)."""
     import textwrap
 
-    from c4jax.analysis import move_label
+    from c4jax.analysis import fmt_q, move_label, proven_result, shown_q
 
     # An MPLBACKEND matplotlib does not know would fail its import: the plot
     # is a PNG file, drawn by Agg whatever the environment says.
@@ -252,13 +253,18 @@ def visits_figure(game, out, legal, moves: str):
     ax.set_xlabel(move_label(game))
     ax.set_ylabel("visits")
     name = getattr(game, "title", game.name)
-    value = float(np.asarray(out.qvalues).reshape(-1)[best])
+    lower = float(np.asarray(out.qvalue_lower).reshape(-1)[best])
+    upper = float(np.asarray(out.qvalue_upper).reshape(-1)[best])
+    q = f"Q {fmt_q(shown_q(float(np.asarray(out.qvalues).reshape(-1)[best]), lower, upper))}"
+    proof = proven_result(lower, upper, int(np.asarray(out.proven_plies).reshape(-1)[best]))
+    if proof:
+        q += f", proven {proof}"
     chars = int(fig.get_figwidth() * 100 / 10)  # under 10 pixels a character at the title's size
     about = f"{name}, moves {moves or '(none)'}"
     if len(about) > 2 * chars:  # at most two lines of position: the moves cut short
         about = about[:2 * chars - 3] + "..."
-    fig.suptitle("\n".join([f"best {move_label(game)}: {best + 1} (Q {value:+.3f})"] + textwrap.wrap(about, chars)),
-                 fontsize="medium")
+    head = f"best {move_label(game)}: {best + 1} ({q})"
+    fig.suptitle("\n".join(textwrap.wrap(head, chars) + textwrap.wrap(about, chars)), fontsize="medium")
     fig.tight_layout()
     return fig
 
