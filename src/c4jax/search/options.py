@@ -57,7 +57,10 @@ class SearchOptions:
     solver: prove wins, draws and losses in the tree (score-bounded MCTS,
       Cazenave & Saffidine 2011; MCTS-Solver, Winands et al. 2008): selection
       skips actions proven worse than a sibling, proven root actions have Q
-      exactly +1/-1, and the move played is never proven worse than another.
+      exactly +1/-1, and the move played is never proven worse than another;
+      a move with the best proven lower bound (a draw, say) that a fallible
+      opponent is likelier to get wrong replaces the most visited one
+      (:func:`c4jax.search.output.fallible_qvalues`).
       ``False``: plain mean backups (mctx's tree where no game ends).
     lanes: simulations per step on one tree (tree parallelisation with
       virtual loss, Chaslot et al. 2008), 1..:data:`MAX_LANES`; ``None``:

@@ -4,6 +4,14 @@ The move is the most visited root action (ties to the higher Q-value), among
 the actions the solver lets the root play; Gumbel MuZero plays its own
 recommendation (Danihelka et al. 2022); a temperature above 0 samples the
 visit distribution instead (AlphaZero, Silver et al. 2017).
+
+With the solver, at temperature 0, a visited move with the best proven lower
+bound (a draw, say) replaces that move where it scores higher against a
+fallible opponent (:func:`fallible_qvalues`).  The tree's means model an
+opponent that answers as well as the search, and below a proven move the
+search stops exploring the opponent's mistakes, so among proven draws
+neither the visit counts nor the means say which move leaves the opponent
+the most ways to go wrong.
 """
 
 from __future__ import annotations
@@ -13,12 +21,12 @@ import jax
 import jax.numpy as jnp
 import mctx
 
-from c4jax.env import Env
+from c4jax.env import Env, with_opponent_to_move
 from c4jax.search.options import SearchOptions
 from c4jax.search.selection import qtransform
-from c4jax.search.tree import LOSS, ROOT, node_view
+from c4jax.search.tree import ILLEGAL_LOGIT, LOSS, ROOT, UNVISITED, WIN, node_view
 
-__all__ = ["SearchOutput", "search_output"]
+__all__ = ["SearchOutput", "fallible_qvalues", "search_output"]
 
 
 @chex.dataclass(frozen=True)
@@ -28,8 +36,11 @@ class SearchOutput:
 
     action: ``int32[B]``, the move to play: the most visited (ties to the
       higher Q; Gumbel: the best ``g + logits + sigma(q)`` among the actions
-      within one visit of the most visited); -1 for a finished game
-      (no search is run there).
+      within one visit of the most visited); with the solver at temperature
+      0, the visited move with the highest proven lower bound (above a loss,
+      short of a win) and the highest :func:`fallible_qvalues` instead,
+      where that value is higher than the move's own; -1 for a finished
+      game (no search is run there).
     action_weights: ``float32[B, A]``, the root's visit distribution (all 0
       for a finished game).
     visit_counts: ``int32[B, A]``, the root's per-action visit counts.
@@ -85,6 +96,90 @@ def sample_by_visits(key, visits, allowed, temperature, default):
     return jnp.where(jnp.any(ok), sampled, default)
 
 
+# A move replaces the search's own only when it scores better by more than
+# float32 rounding of a mean over a few hundred values.
+_FALLIBLE_MARGIN = 1e-5
+
+
+def fallible_qvalues(tree: mctx.Tree, max_depth: int) -> jax.Array:
+    """``float32[A]``: each root action's value for the player to move
+    against a fallible opponent, one that plays each of its legal moves with
+    equal probability, estimated on the tree (one game's, unbatched); -2 for
+    an unexpanded action.
+
+    ``Q(n, a) = r + discount * V(child)`` (an unexpanded edge into a finished
+    game: its reward), where ``V`` of a node, for its player to move, is:
+
+    * +1 / -1 where the solver proved it won / lost, 0 for a finished game;
+    * the node's mean where it has no expanded child;
+    * at a node of the root's player: the mean of ``Q`` over its visited
+      expanded actions not proven worse than another, weighted by their
+      visits (the moves as the search plays them);
+    * at a node of the opponent: the plain mean of ``Q`` over its legal
+      actions; an unexpanded one counts +1 for the opponent if it wins at
+      once, -1 if it leaves the root's player a win at once (the opponent
+      had a win to block and this move is not on it), else the node's mean.
+
+    ``V`` is the search's mean with the opponent's answers weighted equally
+    instead of by the visits of a search that answers well: a move after
+    which most answers lose scores higher.  It only ranks moves (a move that
+    does not block is taken to leave the win it does not block, as the
+    win-else-block rule takes it); nothing proven rests on it.  Computed for
+    every node at once, level by level up from the leaves (``max_depth``
+    levels at most)."""
+    extra = tree.extra_data
+    lower, upper = extra.value_lower, extra.value_upper
+    legal = tree.children_prior_logits > ILLEGAL_LOGIT
+    child = tree.children_index
+    expanded = child != UNVISITED
+    safe_child = jnp.maximum(child, 0)
+    r, d = tree.children_rewards, tree.children_discounts
+    visits = tree.children_visits
+    # An unexpanded edge visited into a finished game (a full tree) is worth its reward.
+    known = ~expanded & (visits > 0) & (d == 0.0)
+    mean = tree.node_values
+    decided = (lower >= WIN) | (upper <= LOSS)
+    fixed = jnp.where(lower >= WIN, WIN, jnp.where(upper <= LOSS, LOSS, jnp.where(tree.embeddings.done, 0.0, mean)))
+    # The solver's rule below the root: actions proven worse than another are not taken.
+    edge_upper = jnp.where(expanded, r + d * lower[safe_child], jnp.where(known, r, WIN))
+    played = legal & expanded & (visits > 0) & (edge_upper >= lower[:, None])
+    weights = jnp.where(played, visits, 0).astype(jnp.float32)
+    ours = tree.embeddings.to_move == tree.embeddings.to_move[ROOT]
+    num_legal = jnp.maximum(jnp.sum(legal, axis=1), 1).astype(jnp.float32)
+    leaf = decided | ~jnp.any(legal & expanded, axis=1) | (ours & ~jnp.any(played, axis=1))
+
+    # An opponent's unexpanded answer: a win at once, a win left to the root's player, or the node's mean.
+    envs = tree.embeddings
+    game = envs.game
+    wins_now = jax.vmap(game.winning_moves)(envs)
+    to_block = jax.vmap(game.winning_moves)(jax.vmap(with_opponent_to_move)(envs)) & legal
+    unblocked = jnp.any(to_block, axis=1, keepdims=True) & ~to_block
+    unexpanded = jnp.where(wins_now, WIN, jnp.where(unblocked, LOSS, mean[:, None]))
+
+    def q_of(values):
+        return jnp.where(expanded, r + d * values[safe_child], jnp.where(known, r, unexpanded))
+
+    def level(values):
+        q = q_of(values)
+        mine = jnp.sum(weights * q, axis=1) / jnp.maximum(jnp.sum(weights, axis=1), 1.0)
+        theirs = jnp.sum(jnp.where(legal, q, 0.0), axis=1) / num_legal
+        return jnp.where(leaf, values, jnp.where(ours, mine, theirs)).astype(jnp.float32)
+
+    def two_levels(state):
+        # Two buffers, each written from the other: XLA updates both in
+        # place (one buffer read and written by a level would be copied).
+        i, values, _, _ = state
+        between = level(values)
+        values = level(between)
+        return i + 2, values, between, jnp.any(values != between)
+
+    # Each level fixes one more level above the leaves; a tree is at most
+    # max_depth deep.
+    _, values, _, _ = jax.lax.while_loop(lambda s: (s[0] <= max_depth) & s[3], two_levels,
+                                         (jnp.int32(0), fixed, jnp.zeros_like(fixed), jnp.bool_(True)))
+    return jnp.where(expanded[ROOT] | known[ROOT], q_of(values)[ROOT], -2.0)
+
+
 def search_output(key, tree: mctx.Tree, env: Env, opts: SearchOptions, solver, non_finite) -> SearchOutput:
     """The :class:`SearchOutput` of one game (unbatched) from its final tree
     and its count of ``non_finite`` evaluations; ``key`` is consumed when
@@ -96,6 +191,7 @@ def search_output(key, tree: mctx.Tree, env: Env, opts: SearchOptions, solver, n
     # Most visited, ties to the higher Q: (q + 1) / 4 < 1 never outweighs a visit.
     score = jnp.where(playable, visits.astype(jnp.float32) + (qvalues + 1.0) / 4.0, -jnp.inf)
     action = jnp.argmax(score).astype(jnp.int32)
+    q_lower, q_upper, q_plies = solver.qvalue_bounds(tree)
     if opts.selection == "gumbel":
         # Gumbel MuZero's own recommendation (as in mctx.gumbel_muzero_policy):
         # among the actions sequential halving kept to the end, the highest
@@ -111,9 +207,10 @@ def search_output(key, tree: mctx.Tree, env: Env, opts: SearchOptions, solver, n
         action = jnp.argmax(jnp.where(kept, gumbel_score, -jnp.inf)).astype(jnp.int32)
     if opts.temperature > 0:
         action = sample_by_visits(key, visits, playable, opts.temperature, action)
+    elif opts.solver:
+        action = _against_fallible(tree, opts.max_depth, action, playable, q_lower, visits, score)
     total = jnp.sum(visits)
     weights = visits.astype(jnp.float32) / jnp.maximum(total, 1).astype(jnp.float32)
-    q_lower, q_upper, q_plies = solver.qvalue_bounds(tree)
     return SearchOutput(
         qvalue_lower=jnp.where(legal, q_lower, LOSS),
         qvalue_upper=jnp.where(legal, q_upper, LOSS),
@@ -126,3 +223,26 @@ def search_output(key, tree: mctx.Tree, env: Env, opts: SearchOptions, solver, n
         proven_plies=jnp.where(legal, q_plies, 0),
         non_finite=non_finite,
     )
+
+
+def _against_fallible(tree, max_depth, action, playable, q_lower, visits, score):
+    """``action``, or the visited playable move with the highest proven lower
+    bound (a draw or better, short of a win: proven wins are already the
+    fastest) that scores best against a fallible opponent
+    (:func:`fallible_qvalues`), where that is more than ``action`` scores
+    (ties: the higher ``score``).  The estimate is only computed where some
+    such move exists."""
+    best = jnp.max(jnp.where(playable, q_lower, -jnp.inf))
+    proven = playable & (visits > 0) & (q_lower == best) & (best > LOSS) & (best < WIN)
+    fallible = _only_where(jnp.any(proven), lambda: fallible_qvalues(tree, max_depth),
+                           jnp.zeros(visits.shape, jnp.float32))
+    better = proven & (fallible > fallible[action] + _FALLIBLE_MARGIN)
+    top = better & (fallible == jnp.max(jnp.where(better, fallible, -jnp.inf)))
+    return jnp.where(jnp.any(better), jnp.argmax(jnp.where(top, score, -jnp.inf)).astype(jnp.int32), action)
+
+
+def _only_where(flag, fn, default):
+    """``fn()`` where ``flag`` (``bool[]``), else ``default``.  A loop of at
+    most one step: under ``vmap`` it runs ``fn`` only if some game's flag is
+    set (``lax.cond`` would run it for every batch)."""
+    return jax.lax.while_loop(lambda s: s[0], lambda s: (jnp.bool_(False), fn()), (flag, default))[1]
