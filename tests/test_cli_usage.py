@@ -155,3 +155,57 @@ def test_records_refuse_a_device_and_an_existing_file_unless_asked(argv, tmp_pat
     existing.write_text("{}\n")
     line = _one_line_error(capsys, argv + [str(existing)], "exists")
     assert ("--overwrite" if argv[0] == "arena" else "--resume") in line
+
+
+# --- one spelling per value: nothing repaired into something else -------------------
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["analyze", "44", "--seed", " 5"], "--seed: expected an integer"),
+    (["analyze", "44", "--seed", "5\n"], "--seed: expected an integer"),
+    (["analyze", "44", "--seed", "+5"], "--seed: expected an integer"),
+    (["analyze", "44", "--seed", "1_000"], "--seed: expected an integer"),
+    (["arena", "random", "random", "--games", "+2"], "--games: expected an integer"),
+    (["selfplay", "--out", "g.jsonl", "--devices", " 1"], "--devices: expected an integer"),
+    (["analyze", "44", "-n", " 200"], "--simulations/-n: expected an integer >= 1"),
+    (["analyze", "44", "-n", "+200"], "--simulations/-n: expected an integer >= 1"),
+    (["analyze", "44", "-n", "+-5"], "--simulations/-n: expected an integer >= 1"),
+    (["analyze", "44", "--think", "\u0665"], "--think: expected a number of seconds"),
+    (["analyze", "44", "--think", "\uff12"], "--think: expected a number of seconds"),
+    (["analyze", "44", "--think", "1_0"], "--think: expected a number of seconds"),
+    (["analyze", "44", "--think", " 2"], "--think: expected a number of seconds"),
+    (["analyze", "44", "--think", "+2"], "--think: expected a number of seconds"),
+])
+def test_numbers_are_ascii_digits_without_spaces_signs_or_separators(argv, message, capsys):
+    # int() and float() take spaces around a number, a '+', '_' between
+    # digits and (float) any Unicode digit; the command takes ASCII digits
+    # with a '-' in front at most (seconds: a decimal point and an exponent too).
+    _one_line_error(capsys, argv, f"{message}, got {argv[-1]!r} (ASCII digits, e.g. ")
+
+
+@pytest.mark.parametrize("spec", ["Random", " random", "random ", "MCTS:200", "mcts:200\n", "Flatmc:4", "perfect\t"])
+def test_player_specs_are_lower_case_without_spaces(spec, capsys):
+    with pytest.raises(ValueError, match="lower case without spaces"):
+        c4jax.parse_player(spec)
+    _one_line_error(capsys, ["arena", spec, "random", "--game", "tictactoe", "--games", "2"],
+                    "players are written in lower case without spaces (random, heuristic, perfect, mcts:N, flatmc:N)")
+    assert c4jax.parse_player("mcts:0200").simulations == 200  # leading zeros are still the number
+
+
+@pytest.mark.parametrize("board, row", [("X../.../.../", "row 4 of 4"), ("/X../.../...", "row 1 of 4"),
+                                        ("X..//.../...", "row 2 of 4"), ("X..\n\n...\n...", "row 2 of 4")])
+def test_an_empty_board_row_between_separators_is_refused(board, row, capsys):
+    with pytest.raises(ValueError, match=f"{row} between '/' or line breaks is empty"):
+        c4jax.tictactoe.from_board(board)
+    _one_line_error(capsys, ["analyze", "--game", "tictactoe", "--board", board], f"bad --board: {row}")
+    # Blank lines around the rows and spaces within them are layout.
+    assert int(c4jax.tictactoe.from_board("\nX . .\n. . .\n. . .\n").ply) == 1
+
+
+def test_a_board_cell_given_as_a_string_is_one_character():
+    with pytest.raises(ValueError, match=r"cell \(row 1, column 1\) is 'X '"):
+        c4jax.tictactoe.from_board([["X ", ".", "."], [".", ".", "."], [".", ".", "."]])
+
+
+def test_an_empty_cache_folder_is_refused_not_read_as_the_default(capsys):
+    _one_line_error(capsys, ["analyze", "44", "--cache-dir", ""], "--cache-dir: expected a folder, got an empty name")

@@ -21,8 +21,8 @@ _CELLS = {".": 0, "-": 0, "_": 0, "0": 0, "x": 1, "1": 1, "o": 2, "2": 2}
 
 def _cell_value(v, r: int, c: int) -> int:
     if isinstance(v, str):
-        if v.strip().lower() in _CELLS and len(v.strip()) == 1:
-            return _CELLS[v.strip().lower()]
+        if len(v) == 1 and v.lower() in _CELLS:
+            return _CELLS[v.lower()]
     elif not isinstance(v, (bool, np.bool_)) and isinstance(v, (int, float, np.integer, np.floating)):
         if float(v) in (0.0, 1.0, 2.0):
             return int(v)
@@ -36,18 +36,26 @@ def board_grid(board, rows: int, cols: int):
     row 0 the top row).
 
     ``board``: a nested list, a NumPy or JAX array of shape ``[rows, cols]``
-    (cells 0/1/2, or 'X'/'O'/'.' in any case), or a string of rows top first
-    separated by ``/`` or newlines (``"......./...X..."``).
+    (cells 0/1/2, or 'X'/'O'/'.' in any case, one character each), or a
+    string of rows top first separated by ``/`` or newlines
+    (``"......./...X..."``; spaces within a row and blank lines around the
+    rows are ignored).
 
     Raises:
       ValueError: naming the problem: not a board, a wrong shape (a flat list
-        of ``rows * cols`` cells is named as such), a bad cell value.
+        of ``rows * cols`` cells is named as such), an empty row between
+        separators (never skipped), a bad cell value.
     """
     shape = f"[{rows}, {cols}] (rows top first)"
     if isinstance(board, str):
-        lines = [ln.strip() for ln in board.replace("\n", "/").split("/")]
-        lines = [ln.replace(" ", "") for ln in lines if ln]
-        cells = [list(ln) for ln in lines]
+        # Blank lines before and after the rows go (a string in triple
+        # quotes); an empty row between separators is an error, never skipped.
+        lines = ["".join(ln.split()) for ln in board.strip().replace("\n", "/").split("/")]
+        for k, ln in enumerate(lines):
+            if not ln and len(lines) > 1:
+                raise ValueError(f"row {k + 1} of {len(lines)} between '/' or line breaks is empty: "
+                                 "a row is a cell per column (rows top first)")
+        cells = [list(ln) for ln in lines if ln]
     else:
         if hasattr(board, "shape") and hasattr(board, "dtype"):  # NumPy or JAX
             board = np.asarray(board)

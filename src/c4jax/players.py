@@ -239,9 +239,14 @@ def _act_of(search: Callable) -> Callable:
     return act
 
 
+def _spelled(spec: str) -> bool:
+    """Whether ``spec`` is one of :func:`parse_player`'s spellings (any N)."""
+    return spec in ("random", "heuristic", "perfect") or bool(_MCTS.fullmatch(spec) or _FLAT.fullmatch(spec))
+
+
 # ASCII digits only (\d would take any Unicode digit), at most 40 of them.
-_MCTS = re.compile(r"^mcts:([0-9]{1,40})$")
-_FLAT = re.compile(r"^flatmc:([0-9]{1,40})$")
+_MCTS = re.compile(r"mcts:([0-9]{1,40})")  # fullmatch: '$' would let a trailing newline through
+_FLAT = re.compile(r"flatmc:([0-9]{1,40})")
 MAX_SIMULATIONS = 1_000_000  # mcts:N (a tree of 2 N + 2 nodes per game)
 MAX_ROLLOUTS = 100_000  # flatmc:N (N rollouts of every legal move, batched)
 
@@ -249,7 +254,8 @@ MAX_ROLLOUTS = 100_000  # flatmc:N (N rollouts of every legal move, batched)
 def parse_player(spec: str, **mcts_options: Any) -> Player:
     """A player from its command-line spelling: ``random``, ``heuristic``,
     ``perfect`` (tic-tac-toe), ``mcts:N`` (N simulations per move, with
-    ``mcts_options``), ``flatmc:N`` (N rollouts per move).
+    ``mcts_options``), ``flatmc:N`` (N rollouts per move), exactly so: lower
+    case, no spaces, N in ASCII digits.
 
     Raises:
       ValueError: naming the allowed spellings.
@@ -258,14 +264,18 @@ def parse_player(spec: str, **mcts_options: Any) -> Player:
         raise ValueError(
             f"a player is written as a string: {', '.join(PLAYER_KINDS)}; got {spec!r}"
         )
-    spec = spec.strip().lower()
+    if spec != spec.strip().lower() and _spelled(spec.strip().lower()):
+        raise ValueError(
+            f"player {spec[:40]!r}: players are written in lower case without spaces "
+            f"({', '.join(PLAYER_KINDS)}); did you mean {spec.strip().lower()[:40]!r}?"
+        )
     if spec == "random":
         return random_player()
     if spec == "heuristic":
         return heuristic_player()
     if spec == "perfect":
         return perfect_player()
-    m = _MCTS.match(spec) or _FLAT.match(spec)
+    m = _MCTS.fullmatch(spec) or _FLAT.fullmatch(spec)
     if m:
         n, top = int(m.group(1)), (MAX_SIMULATIONS if spec.startswith("mcts") else MAX_ROLLOUTS)
         if not 1 <= n <= top:

@@ -5,6 +5,7 @@ parsers the commands share (cache, game, search)."""
 from __future__ import annotations
 
 import argparse
+import re
 
 from c4jax import registry
 
@@ -48,9 +49,16 @@ def shown(text: str, limit: int = 40) -> str:
     return repr(text if len(text) <= limit else text[:limit] + "...")
 
 
+# One spelling of a number on the command line: ASCII digits, a '-' in
+# front at most; no spaces, '+', '_' or other digits (which int() and
+# float() would take).
+_INTEGER = re.compile(r"-?[0-9]{1,40}")
+_DECIMAL = re.compile(r"-?([0-9]{1,40}(\.[0-9]{0,40})?|\.[0-9]{1,40})([eE]-?[0-9]{1,4})?")
+
+
 def positive_int(text: str) -> int:
-    if not (text.isascii() and text.strip().lstrip("+-").isdigit() and len(text) <= 40):
-        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text[:20]!r}")
+    if not _INTEGER.fullmatch(text):
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {shown(text, 20)} (ASCII digits, e.g. 200)")
     value = int(text)
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
@@ -71,24 +79,22 @@ MAX_THINK_SECONDS = 3600.0
 
 
 def seconds_arg(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text[:20]!r}") from None
+    if not _DECIMAL.fullmatch(text):
+        raise argparse.ArgumentTypeError(
+            f"expected a number of seconds, got {shown(text, 20)} (ASCII digits, e.g. 2 or 0.5)"
+        )
+    value = float(text)
     if not (0 < value <= MAX_THINK_SECONDS):
         raise argparse.ArgumentTypeError(f"must be in (0, {MAX_THINK_SECONDS:g}] seconds, got {text[:20]!r}")
     return value
 
 
 def int_arg(text: str) -> int:
-    """An ASCII integer (Unicode digits are refused, as in MOVES), at most
-    40 characters."""
-    if not (text.isascii() and len(text) <= 40):
-        raise argparse.ArgumentTypeError(f"expected an integer, got {shown(text)}")
-    try:
-        return int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer, got {shown(text)}") from None
+    """An integer in ASCII digits, a '-' in front at most, at most 40 digits
+    (no spaces, '+', '_' or Unicode digits, which ``int`` would take)."""
+    if not _INTEGER.fullmatch(text):
+        raise argparse.ArgumentTypeError(f"expected an integer, got {shown(text)} (ASCII digits, e.g. 12)")
+    return int(text)
 
 
 MAX_GAMES = 1_000_000  # arena --games: the records of every game are kept in memory
@@ -109,6 +115,12 @@ def file_arg(text: str) -> str:
     return text
 
 
+def folder_arg(text: str) -> str:
+    if not text.strip():
+        raise argparse.ArgumentTypeError("expected a folder, got an empty name (--no-cache: no cache)")
+    return text
+
+
 def seed_arg(text: str) -> int:
     value = int_arg(text)
     if not 0 <= value < 2**32:
@@ -122,6 +134,7 @@ def common_parent() -> argparse.ArgumentParser:
     g.add_argument(
         "--cache-dir",
         metavar="DIR",
+        type=folder_arg,
         default=None,
         help="JAX persistent compilation cache (default: $C4JAX_CACHE_DIR, else "
         "$XDG_CACHE_HOME/c4jax/jax or ~/.cache/c4jax/jax)",
