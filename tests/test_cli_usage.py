@@ -175,6 +175,10 @@ def test_records_refuse_a_device_and_an_existing_file_unless_asked(argv, tmp_pat
     (["analyze", "44", "--think", "1_0"], "--think: expected a number of seconds"),
     (["analyze", "44", "--think", " 2"], "--think: expected a number of seconds"),
     (["analyze", "44", "--think", "+2"], "--think: expected a number of seconds"),
+    (["selfplay", "--out", "g.jsonl", "--temperature", " 1"], "--temperature: expected a number"),
+    (["selfplay", "--out", "g.jsonl", "--temperature", "nan"], "--temperature: expected a number"),
+    (["selfplay", "--out", "g.jsonl", "--dirichlet-fraction", "0_25"], "--dirichlet-fraction: expected a number"),
+    (["selfplay", "--out", "g.jsonl", "--dirichlet-alpha", "\uff10.3"], "--dirichlet-alpha: expected a number"),
 ])
 def test_numbers_are_ascii_digits_without_spaces_signs_or_separators(argv, message, capsys):
     # int() and float() take spaces around a number, a '+', '_' between

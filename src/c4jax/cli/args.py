@@ -89,6 +89,15 @@ def seconds_arg(text: str) -> float:
     return value
 
 
+def float_arg(text: str) -> float:
+    """A number in ASCII digits (a '-', a decimal point and an exponent
+    allowed); no spaces, '+', '_', Unicode digits, ``nan`` or ``inf``,
+    which ``float`` would take.  Its range is the library's to check."""
+    if not _DECIMAL.fullmatch(text):
+        raise argparse.ArgumentTypeError(f"expected a number, got {shown(text, 20)} (ASCII digits, e.g. 0.25)")
+    return float(text)
+
+
 def int_arg(text: str) -> int:
     """An integer in ASCII digits, a '-' in front at most, at most 40 digits
     (no spaces, '+', '_' or Unicode digits, which ``int`` would take)."""

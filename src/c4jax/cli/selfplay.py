@@ -9,7 +9,7 @@ import os
 import re
 
 from c4jax import registry
-from c4jax.cli.args import command_parser, file_arg, int_arg, search_options, seed_arg, UsageError
+from c4jax.cli.args import command_parser, file_arg, float_arg, int_arg, search_options, seed_arg, UsageError
 from c4jax.cli.from_args import check_devices, check_writable, make_game
 
 SELFPLAY_EPILOG = """\
@@ -48,12 +48,12 @@ def add_parser(sub, game, search_parent, common) -> None:
         "--temperature-plies", type=int_arg, default=8, metavar="K",
         help="plies whose move is sampled from the visit counts (default: 8); then the most visited",
     )
-    p.add_argument("--temperature", type=float, default=1.0, help="sampling temperature (default: 1)")
+    p.add_argument("--temperature", type=float_arg, default=1.0, help="sampling temperature (default: 1)")
     p.add_argument(
-        "--dirichlet-fraction", type=float, default=0.0, metavar="F",
+        "--dirichlet-fraction", type=float_arg, default=0.0, metavar="F",
         help="root prior (1 - F) p + F Dir(alpha), AlphaZero's exploration noise (default: 0, off)",
     )
-    p.add_argument("--dirichlet-alpha", type=float, default=0.3, metavar="ALPHA", help="(default: 0.3)")
+    p.add_argument("--dirichlet-alpha", type=float_arg, default=0.3, metavar="ALPHA", help="(default: 0.3)")
     p.add_argument("--devices", type=int_arg, default=None, metavar="K", help="local devices to use (default: all)")
     p.add_argument(
         "--batch-size", type=int_arg, default=None, help="games per compiled batch (default: all, up to 1024)"
