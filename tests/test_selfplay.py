@@ -426,3 +426,12 @@ def test_bad_flags_give_one_line(tmp_path, tmp_path_factory):
         assert message in r.stderr, (args, r.stderr)
     for path, text in untouched.items():
         assert path.read_text() == text, path
+
+
+@pytest.mark.parametrize("value", [" 2", "+2", "2_0", "\uff12", "-1", "two"])
+def test_the_process_count_from_the_environment_is_ascii_digits(monkeypatch, value):
+    from c4jax.devices import initialize_distributed
+
+    monkeypatch.setenv("JAX_NUM_PROCESSES", value)
+    with pytest.raises(ValueError, match="JAX_NUM_PROCESSES must be an integer >= 0 in ASCII digits"):
+        initialize_distributed()

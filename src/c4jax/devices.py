@@ -154,12 +154,12 @@ def compile_game_loop(signature: tuple, make: Callable, mesh: Mesh, keys, envs) 
 
 def _env_int(name: str) -> int | None:
     value = os.environ.get(name)
-    if value is None or not value.strip():
+    if value is None or value == "":
         return None
-    try:
-        return int(value)
-    except ValueError:
-        raise ValueError(f"{name} must be an integer; got {value!r}") from None
+    # ASCII digits only: int() would also take spaces, '+', '_' and Unicode digits.
+    if not (value.isascii() and value.isdigit() and len(value) <= 9):
+        raise ValueError(f"{name} must be an integer >= 0 in ASCII digits; got {value!r}")
+    return int(value)
 
 
 def initialize_distributed(
