@@ -28,3 +28,15 @@ def test_a_disk_full_while_writing_records_is_one_line_and_exit_1(argv, tmp_path
     assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
     assert "File too large" in lines[-1] and str(out) in lines[-1], lines
     assert len([line for line in lines if "error" in line]) == 1, lines
+
+
+@pytest.mark.parametrize("flag, name", [("--dot", "t.dot"), ("--plot", "v.png")], ids=["dot", "plot"])
+def test_a_disk_full_while_writing_an_analysis_file_is_one_line_and_exit_1_and_no_file(flag, name, tmp_path):
+    out = tmp_path / name
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    r = subprocess.run([sys.executable, "-m", "c4jax", "analyze", "44", "-n", "64", "--no-cache", flag, str(out)],
+                       env=env, capture_output=True, text=True, timeout=600, preexec_fn=_limited)
+    lines = r.stderr.strip().splitlines()
+    assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
+    assert "File too large" in lines[-1] and str(out) in lines[-1], lines
+    assert not out.exists() and list(tmp_path.iterdir()) == []  # nothing partial left behind
