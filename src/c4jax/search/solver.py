@@ -21,8 +21,8 @@ which one they have.
   neither explored nor played while another legal action is not proven to
   lose, and the move played is never one proven worse than another (a win in
   one, else a proven win, is played when there is one).  Below the root the
-  means are left as backed up: they also rank moves by how likely a fallible
-  opponent is to go wrong.
+  means are left as backed up; among moves of the best proven lower bound
+  the output stage picks by :func:`c4jax.search.output.fallible_qvalues`.
 * :class:`NoSolver` (``solver=False``): plain mean backups; bounds are only
   ``[0, 0]`` for finished games and ``[-1, 1]`` otherwise.
 
