@@ -40,3 +40,12 @@ def test_a_disk_full_while_writing_an_analysis_file_is_one_line_and_exit_1_and_n
     assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
     assert "File too large" in lines[-1] and str(out) in lines[-1], lines
     assert not out.exists() and list(tmp_path.iterdir()) == []  # nothing partial left behind
+
+
+def test_a_closed_output_pipe_ends_with_exit_1_and_no_traceback():
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    p = subprocess.Popen([sys.executable, "-m", "c4jax", "analyze", "159", "--game", "tictactoe", "-n", "8",
+                          "--no-cache", "--json"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    p.stdout.close()  # the reader is gone before anything is written
+    err = p.stderr.read().decode()
+    assert p.wait(timeout=600) == 1 and "Traceback" not in err, err
