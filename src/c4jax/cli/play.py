@@ -298,6 +298,17 @@ def _legal_text(game, legal) -> str:
 _QUIT = ("q", "quit", "exit")
 
 
+def _read_command(con, prompt: str) -> str | None:
+    """The player's next line, or ``None`` to stop: a quit command or the
+    end of input (after a newline, so the summary starts on its own line)."""
+    try:
+        text = _read_move(prompt)
+    except EOFError:
+        con.print()
+        return None
+    return None if text.strip().lower() in _QUIT else text
+
+
 def run(args, con, t_start: float) -> int:
     # The library is imported when a command runs: 'c4jax --help' and usage errors start without JAX.
     from c4jax.analysis import fmt_q, move_label, search_table, shown_q
@@ -348,14 +359,10 @@ def run(args, con, t_start: float) -> int:
                     con.print(f"[bold]{msg}[/bold]")
                     con.print(summary, markup=False)
                     summarized = True
-                try:
-                    text = _read_move("What now? undo, new (another game) or quit [undo/new/quit]: ")
-                except EOFError:
-                    con.print()
+                text = _read_command(con, "What now? undo, new (another game) or quit [undo/new/quit]: ")
+                if text is None:
                     break
                 cmd = text.strip().lower()
-                if cmd in _QUIT:
-                    break
                 if cmd == "undo":
                     undo()
                 elif cmd in ("new", "n"):
@@ -402,14 +409,10 @@ def run(args, con, t_start: float) -> int:
             if fresh:  # once per turn, before the prompt
                 _show_board(con, game, state.env)
                 fresh = False
-            try:
-                text = _read_move(f"Your move ({'XO'[human]}), {label} 1-{n_actions} [hint/undo/quit]: ")
-            except EOFError:
-                con.print()
+            text = _read_command(con, f"Your move ({'XO'[human]}), {label} 1-{n_actions} [hint/undo/quit]: ")
+            if text is None:
                 break
             cmd = text.strip().lower()
-            if cmd in _QUIT:
-                break
             if cmd in ("help", "h", "?"):
                 con.print(f"Type a {label} 1-{n_actions}; hint: what the AI would play; undo: take back "
                           "your last move and the AI's; board: the whole board; quit: stop.")
