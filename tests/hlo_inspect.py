@@ -182,3 +182,22 @@ def gathers_from(text: str, size: int) -> list[Instruction]:
             if source is not None and any(size in d for d in source.dims()):
                 found.append(i)
     return found
+
+
+def simulation_loop_is_one_kernel(text: str, size: int) -> bool:
+    """Whether every loop over simulations (named so, carrying a
+    ``size``-long axis; one per game when a batch is searched game by game)
+    sits in a call that XLA's CPU compiler turned into
+    a single kernel (``xla_cpu_small_call``)."""
+    comps = parse(text)
+    loops = [i for c in comps.values() for i in c
+             if i.opcode == "while" and in_scope(i, SIMULATIONS_SCOPE) and any(size in d for d in i.dims())]
+    small = {
+        name
+        for c in comps.values()
+        for i in c
+        if i.opcode == "call" and 'xla_cpu_small_call="true"' in i.text
+        for name in called(i)
+    }
+    hoisted = reachable(comps, sorted(small))
+    return bool(loops) and all(w.computation in hoisted for w in loops)

@@ -23,9 +23,10 @@ import c4jax
 from c4jax import connect4 as c4
 from c4jax.search.options import options_from_kwargs
 from c4jax.search import compiled
+from c4jax.search import layout
 from c4jax.search.search import lower_search
 
-from hlo_inspect import gathers_from, launched_loops, parse, whole_array_ops
+from hlo_inspect import gathers_from, launched_loops, parse, simulation_loop_is_one_kernel, whole_array_ops
 
 # Inspects the compiled HLO: compiled with the fusion emitters users get (tests/conftest.py).
 pytestmark = pytest.mark.users_hlo
@@ -51,14 +52,21 @@ def test_the_inspected_programs_are_compiled_with_the_users_fusion_emitters():
     assert text({"xla_cpu_use_fusion_emitters": False}) != users  # the emitters do change the HLO
 
 @functools.cache
-def _compiled_text(batch: int, reused: bool, capacity: int = CAPACITY, **options) -> str:
-    """The optimized HLO of the search (cached: the tests share it)."""
+def _compiled_text(batch: int, reused: bool, capacity: int = CAPACITY, vectorised: bool = True, **options) -> str:
+    """The optimized HLO of the search (cached: the tests share it).  A
+    batch is searched ``vectorised`` (one block of all its games, as on a
+    GPU) unless asked for the CPU's blocks of one game."""
     envs = jax.tree.map(lambda x: jnp.stack([x] * batch), c4.from_moves("44"))
     keys = jax.random.split(jax.random.key(0), batch)
     tree = c4jax.empty_tree(envs, capacity) if reused else None
     opts = options_from_kwargs(options)
     opts = dataclasses.replace(opts, capacity=capacity, max_depth=c4.make().max_plies, lanes=opts.lanes_for(batch))
-    return lower_search(keys, envs, tree, opts, SIMULATIONS).compile().as_text()
+    saved = layout.BLOCK
+    layout.BLOCK = batch if vectorised else saved
+    try:
+        return lower_search(keys, envs, tree, opts, SIMULATIONS).compile().as_text()
+    finally:
+        layout.BLOCK = saved
 
 
 def _descent_loops(loops):
@@ -100,16 +108,31 @@ def test_the_descent_is_compiled_into_one_kernel(batch, capacity, selection, sol
     (``c4jax.xla_flags``) exceeds the bytes it counts.  A loop whose
     iterations launch their kernels one by one costs dozens of kernel
     launches per level (benchmarks/kernels_per_simulation.py).  At a batch
-    of several games every loop inside a simulation is one kernel (the
-    solver's proofs too); at batch 1 the parallel lanes' proofs write the
-    tree itself and stay a loop of kernels.  (Gumbel's interior rule at
-    batch 1 is not one kernel.)"""
+    of several games every loop inside a simulation is one kernel."""
     text = _compiled_text(batch, reused, capacity, selection=selection, solver=solver)
     hoisted, launched = launched_loops(text, capacity)
     assert len(_descent_loops(hoisted)) == 1, [w.text[:160] for w in hoisted + launched]
     assert _descent_loops(launched) == []
     if batch > 1:
         assert launched == [], [w.text[:160] for w in launched]
+
+
+@pytest.mark.parametrize("batch,selection,solver,reused", CASES)
+def test_the_simulation_loop_is_compiled_into_one_kernel(batch, selection, solver, reused):
+    """On the CPU the tree is written without scatters
+    (``c4jax.search.tree.write``), so XLA's CPU compiler runs the whole loop
+    over simulations as one kernel, for one game and for a vectorised batch."""
+    text = _compiled_text(batch, reused, CAPACITY, selection=selection, solver=solver)
+    assert simulation_loop_is_one_kernel(text, CAPACITY)
+
+
+def test_the_cpu_searches_a_batch_one_game_at_a_time():
+    """On the CPU a batch runs the one-game program over its games
+    (``c4jax.search.layout``): the compiled batch holds no gather over the
+    batch and its loop over simulations is one kernel."""
+    text = _compiled_text(8, False, CAPACITY, vectorised=False)
+    assert simulation_loop_is_one_kernel(text, CAPACITY)
+    assert gathers_from(text, CAPACITY) == []
 
 
 @pytest.mark.parametrize("batch,selection,solver,reused", [c for c in CASES if c[0] > 1])

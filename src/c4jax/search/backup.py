@@ -29,7 +29,7 @@ import mctx
 
 from c4jax.search.expansion import Expansion
 from c4jax.search.selection import Path
-from c4jax.search.tree import LOSS, WIN, TreeUpdate
+from c4jax.search.tree import LOSS, WIN, TreeUpdate, set_entry
 
 __all__ = ["backup"]
 
@@ -42,9 +42,9 @@ def _lane_returns(path: Path, exp: Expansion, on):
     max_depth = size - 1
     depth, new_node, accumulate = path.depth, exp.new_node, exp.accumulate
     leaf = jnp.where(new_node, depth + 1, depth)
-    nodes = jnp.where(new_node, path.nodes.at[jnp.minimum(depth + 1, max_depth)].set(exp.index), path.nodes)
-    rewards = jnp.where(path.expand, path.rewards.at[depth].set(exp.reward), path.rewards)
-    discounts = jnp.where(path.expand, path.discounts.at[depth].set(exp.discount), path.discounts)
+    nodes = jnp.where(new_node, set_entry(path.nodes, jnp.minimum(depth + 1, max_depth), exp.index), path.nodes)
+    rewards = jnp.where(path.expand, set_entry(path.rewards, depth, exp.reward), path.rewards)
+    discounts = jnp.where(path.expand, set_entry(path.discounts, depth, exp.discount), path.discounts)
     leaf_return = jnp.where(accumulate, exp.reward + exp.discount * exp.value, exp.value)
 
     i = jnp.arange(size)

@@ -41,7 +41,7 @@ import jax.numpy as jnp
 import mctx
 
 from c4jax.env import Env, with_opponent_to_move
-from c4jax.search.tree import LOSS, ROOT, UNVISITED, WIN, legal_at, node_view, set_entry
+from c4jax.search.tree import LOSS, ROOT, UNVISITED, WIN, legal_at, node_view, set_entry, write
 
 __all__ = ["NoSolver", "ScoreBoundsSolver", "make_solver", "edge_bounds", "edge_plies"]
 
@@ -255,8 +255,7 @@ class ScoreBoundsSolver:
                 lo0, hi0, pl0, leaf_edge_known[k], leaf_edge_value[k], overlay=overlay,
             )
             index = jnp.where(on_path[k], nodes, capacity)
-            return (value_lower.at[index].set(lo, mode="drop"), value_upper.at[index].set(hi, mode="drop"),
-                    value_plies.at[index].set(pl, mode="drop"))
+            return tuple(write([value_lower, value_upper, value_plies], index, [lo, hi, pl], prefix=True))
 
         extra = tree.extra_data
         init = (extra.value_lower, extra.value_upper, extra.value_plies)

@@ -27,6 +27,8 @@ gather per array for all games at once.
 
 from __future__ import annotations
 
+import functools
+
 import chex
 import jax
 import jax.numpy as jnp
@@ -55,6 +57,8 @@ __all__ = [
     "node_view",
     "same_position",
     "set_entry",
+    "write",
+    "SCATTER_FREE_PLATFORMS",
 ]
 
 UNVISITED = mctx.Tree.UNVISITED
@@ -106,6 +110,123 @@ def set_entry(x: jax.Array, index, value) -> jax.Array:
     ``index`` makes ``.at[]`` a scatter, and XLA's CPU backend runs a loop
     that holds a scatter as many kernels per iteration instead of one."""
     return jnp.where(jnp.arange(x.shape[0]) == index, value, x)
+
+
+def _write_of_game(arrays, index, values, adds, prefix, game=None):
+    """``arrays`` with ``values`` written (added where ``adds``) at ``index``
+    (see :func:`write`), in ``x[game]`` of each ``x`` if ``game`` is not
+    None (a traced int32 batch index)."""
+    lead = () if game is None else (game,)
+    k = len(index)
+    dims = arrays[0].shape[len(lead):len(lead) + k]
+
+    def in_range(idx):
+        ok = jnp.bool_(True)
+        for i, n in zip(idx, dims):
+            ok = ok & (i >= 0) & (i < n)
+        return ok
+
+    def put(arrays, idx, vals):
+        ok = in_range(idx)
+        starts = lead + tuple(jnp.clip(i, 0, n - 1) for i, n in zip(idx, dims))
+        out = []
+        for x, v, add in zip(arrays, vals, adds):
+            rest = x.shape[len(lead) + k:]
+            at = starts + (jnp.int32(0),) * len(rest)
+            sizes = (1,) * (len(lead) + k) + rest
+            old = jax.lax.dynamic_slice(x, at, sizes)
+            v = jnp.broadcast_to(v, rest).reshape(sizes).astype(x.dtype)
+            out.append(jax.lax.dynamic_update_slice(x, jnp.where(ok, old + v if add else v, old), at))
+        return out
+
+    shape = jnp.broadcast_shapes(*(jnp.shape(i) for i in index))
+    if not shape:
+        return put(arrays, index, values)
+    size = shape[-1] if prefix else 1
+    index = tuple(jnp.broadcast_to(i, shape).reshape(-1, size) for i in index)
+    values = [jnp.broadcast_to(v, shape + x.shape[len(lead) + k:]).reshape((-1, size) + x.shape[len(lead) + k:])
+              for x, v in zip(arrays, values)]
+    rows = index[0].shape[0]
+
+    def row(r, arrays):
+        def cond(state):
+            j, _ = state
+            return (j < size) & in_range(tuple(i[r, jnp.minimum(j, size - 1)] for i in index))
+
+        def entry(state):
+            j, arrays = state
+            return j + 1, put(arrays, tuple(i[r, j] for i in index), [v[r, j] for v in values])
+
+        return jax.lax.while_loop(cond, entry, (jnp.int32(0), arrays))[1]
+
+    return jax.lax.fori_loop(0, rows, row, list(arrays))
+
+
+def _make_writer(adds: tuple, prefix: bool):
+    @jax.custom_batching.custom_vmap
+    def one(arrays, index, values):
+        return _write_of_game(arrays, index, values, adds, prefix)
+
+    @one.def_vmap
+    def batch(axis_size, in_batched, arrays, index, values):
+        # A batch writes one game after another: XLA's CPU backend compiles
+        # a loop that holds a scatter as many kernels per iteration, and a
+        # loop of dynamic update slices into one.
+        def batched(x, b):
+            return x if b else jnp.broadcast_to(x, (axis_size,) + jnp.shape(x))
+
+        arrays_b, index_b, values_b = in_batched
+        arrays = [batched(x, b) for x, b in zip(arrays, arrays_b)]
+        index = tuple(batched(i, b) for i, b in zip(index, index_b))
+        values = [batched(v, b) for v, b in zip(values, values_b)]
+
+        def game(g, arrays):
+            pick = functools.partial(jax.lax.dynamic_index_in_dim, index=g, keepdims=False)
+            return _write_of_game(arrays, tuple(map(pick, index)), list(map(pick, values)), adds, prefix,
+                                   game=g)
+
+        return jax.lax.fori_loop(0, axis_size, game, arrays), [True] * len(arrays)
+
+    return one
+
+
+_WRITERS: dict = {}
+# Where write() avoids scatters (elsewhere a scatter over the batch is one
+# cheap kernel, and a loop over the games the worst case).
+SCATTER_FREE_PLATFORMS = ("cpu",)
+
+
+def _scatter(arrays, index, values, adds):
+    """:func:`write` as scatters (negative indices write nothing, as there)."""
+    index = index if isinstance(index, tuple) else (index,)
+    index = tuple(jnp.where(jnp.asarray(i) < 0, n, i) for i, n in zip(index, arrays[0].shape))
+    return [x.at[index].add(v, mode="drop") if add else x.at[index].set(v, mode="drop")
+            for x, v, add in zip(arrays, values, adds)]
+
+
+def write(arrays, index, values, adds=None, prefix: bool = False):
+    """``[x.at[index].set(v, mode="drop") for x, v in zip(arrays, values)]``
+    (``.add`` where ``adds[i]``).  On :data:`SCATTER_FREE_PLATFORMS` (the
+    CPU) written as dynamic update slices, never a scatter: XLA's CPU
+    backend compiles a loop holding a scatter as many kernels per
+    iteration, and one holding none into one kernel.  Elsewhere: scatters.
+
+    ``index``: a tuple of int32 indices into the leading axes of every
+    ``x`` (or one index), each ``[]`` or ``[..., S]``; ``values`` broadcast
+    to ``index``'s shape followed by the rest of each ``x``'s shape.
+    Entries are written in order; an index out of range writes nothing.
+    ``prefix``: the last axis of ``index`` is a path whose entries past the
+    first out-of-range index are all out of range (a simulation's path),
+    so a row stops there.  Under ``vmap`` the games write one after another.
+    """
+    adds = tuple(adds) if adds is not None else (False,) * len(arrays)
+    if jax.default_backend() not in SCATTER_FREE_PLATFORMS:
+        return _scatter(arrays, index, values, adds)
+    if (adds, prefix) not in _WRITERS:
+        _WRITERS[adds, prefix] = _make_writer(adds, prefix)
+    index = tuple(jnp.asarray(i, jnp.int32) for i in (index if isinstance(index, tuple) else (index,)))
+    values = [jnp.asarray(v, x.dtype) for x, v in zip(arrays, values)]
+    return _WRITERS[adds, prefix](list(arrays), index, values)
 
 
 def _read_row(x: jax.Array, index, game) -> jax.Array:
@@ -386,24 +507,27 @@ def no_update(tree: mctx.Tree, path_size: int) -> TreeUpdate:
 def apply_update(tree: mctx.Tree, u: TreeUpdate) -> mctx.Tree:
     """``tree`` with the writes of ``u`` applied (unbatched; in place under
     ``jit`` when nothing reads the old tree afterwards)."""
-    drop = dict(mode="drop")
     extra = tree.extra_data
+    leaves, treedef = jax.tree.flatten(tree.embeddings)
+    new = write([tree.raw_values, tree.parents, tree.action_from_parent, tree.children_prior_logits] + leaves,
+                u.node, [u.raw_value, u.parent, u.action, u.prior_logits] + jax.tree.leaves(u.embedding))
+    raw_values, parents, action_from_parent, children_prior_logits = new[:4]
+    (children_index,) = write([tree.children_index], (u.link_node, u.action), [u.node])
+    children_rewards, children_discounts = write(
+        [tree.children_rewards, tree.children_discounts], (u.edge_node, u.action), [u.reward, u.discount])
+    node_visits, node_values = write([tree.node_visits, tree.node_values], u.path_nodes, [1, u.path_values],
+                                     adds=(True, False), prefix=True)
+    children_visits, children_values = write(
+        [tree.children_visits, tree.children_values], (u.edge_nodes, u.edge_actions), [1, u.edge_values],
+        adds=(True, False), prefix=True)
+    value_lower, value_upper, value_plies = write(
+        [extra.value_lower, extra.value_upper, extra.value_plies], u.bound_nodes,
+        [u.path_lower, u.path_upper, u.path_plies], prefix=True)
     return tree.replace(
-        raw_values=tree.raw_values.at[u.node].set(u.raw_value, **drop),
-        parents=tree.parents.at[u.node].set(u.parent, **drop),
-        action_from_parent=tree.action_from_parent.at[u.node].set(u.action, **drop),
-        children_prior_logits=tree.children_prior_logits.at[u.node].set(u.prior_logits, **drop),
-        embeddings=jax.tree.map(lambda t, s: t.at[u.node].set(s, **drop), tree.embeddings, u.embedding),
-        children_index=tree.children_index.at[u.link_node, u.action].set(u.node, **drop),
-        children_rewards=tree.children_rewards.at[u.edge_node, u.action].set(u.reward, **drop),
-        children_discounts=tree.children_discounts.at[u.edge_node, u.action].set(u.discount, **drop),
-        node_visits=tree.node_visits.at[u.path_nodes].add(1, **drop),
-        node_values=tree.node_values.at[u.path_nodes].set(u.path_values, **drop),
-        children_visits=tree.children_visits.at[u.edge_nodes, u.edge_actions].add(1, **drop),
-        children_values=tree.children_values.at[u.edge_nodes, u.edge_actions].set(u.edge_values, **drop),
-        extra_data=extra.replace(
-            value_lower=extra.value_lower.at[u.bound_nodes].set(u.path_lower, **drop),
-            value_upper=extra.value_upper.at[u.bound_nodes].set(u.path_upper, **drop),
-            value_plies=extra.value_plies.at[u.bound_nodes].set(u.path_plies, **drop),
-        ),
+        raw_values=raw_values, parents=parents, action_from_parent=action_from_parent,
+        children_prior_logits=children_prior_logits, embeddings=jax.tree.unflatten(treedef, new[4:]),
+        children_index=children_index, children_rewards=children_rewards, children_discounts=children_discounts,
+        node_visits=node_visits, node_values=node_values, children_visits=children_visits,
+        children_values=children_values,
+        extra_data=extra.replace(value_lower=value_lower, value_upper=value_upper, value_plies=value_plies),
     )
