@@ -581,14 +581,17 @@ def test_default_lanes_are_four_for_one_game_and_one_for_a_batch():
     chex.assert_trees_all_equal(default.search_tree, one.search_tree)
 
 
+@pytest.mark.parametrize("block", [None, 32])
 @pytest.mark.parametrize("options", [{}, {"selection": "uct", "solver": False}, {"selection": "gumbel"}])
-def test_a_batch_split_over_cpu_devices_and_blocks_builds_the_trees_of_single_games(options):
+def test_a_batch_split_over_cpu_devices_and_blocks_builds_the_trees_of_single_games(options, block, monkeypatch):
     """A batch of 66 games, split over the CPU devices (one per core) and, on
-    each, in blocks of at most c4jax.search.layout.BLOCK games: row ``i``
-    is the one-game search with key ``split(key, 66)[i]``, every field of
-    its tree."""
+    each, searched one game at a time (the CPU's blocks) or in vectorised
+    blocks of up to 32 (as a GPU runs a batch): row ``i`` is the one-game
+    search with key ``split(key, 66)[i]``, every field of its tree."""
     from c4jax.search import layout
 
+    if block is not None:
+        monkeypatch.setattr(layout, "BLOCK", block)
     games = 66
     moves = ["", "4453", "121212", "44", "7"] * 14
     envs = stack([c4.from_moves(m) for m in moves[:games]])
@@ -597,7 +600,8 @@ def test_a_batch_split_over_cpu_devices_and_blocks_builds_the_trees_of_single_ga
     mesh = layout.cpu_mesh(games)
     devices = 1 if mesh is None else mesh.size
     assert devices == (2 if len(jax.devices("cpu")) >= 2 else 1)
-    assert layout.block_size(-(-games // devices), "cpu") == (22 if devices == 1 else 17)  # 33 per device: padded to 34
+    expected = 1 if block is None else (22 if devices == 1 else 17)  # 33 per device: padded to 34
+    assert layout.block_size(-(-games // devices), "cpu") == expected
     keys = jax.random.split(key, games)
     for i in (0, 1, 16, 17, 32, 33, 65):
         one = c4jax.run_mcts(keys[i], jax.tree.map(lambda x: x[i], envs), 24, lanes=1, **options)
@@ -607,9 +611,11 @@ def test_a_batch_split_over_cpu_devices_and_blocks_builds_the_trees_of_single_ga
                                     jax.tree.map(lambda x: x[0], one.search_tree))
 
 
-def test_block_sizes_divide_the_batch():
+def test_block_sizes_divide_the_batch(monkeypatch):
     from c4jax.search import layout
 
+    assert [layout.block_size(g, "cpu") for g in (1, 7, 1024)] == [1, 1, 1]  # the CPU: one game at a time
+    monkeypatch.setattr(layout, "BLOCK", 32)
     assert [layout.block_size(g, "cpu") for g in (1, 7, 32, 33, 64, 66, 97, 1024, 1031)] == [
         1, 7, 32, 17, 32, 22, 25, 32, 32]
     assert layout.block_size(1024, "gpu") == 1024

@@ -2,15 +2,16 @@
 sets, and the sizes the search reads on the CPU.  GPU and TPU ignore them.
 
 1. XLA's loop threshold.  XLA's CPU backend compiles a ``while`` loop into
-   one kernel when the bytes its cost model counts stay under
-   ``xla_cpu_small_while_loop_byte_threshold`` (1,024 by default) and it
-   holds no dot, convolution, scatter or custom call; every other loop runs
-   its body as a dozen kernels or more per iteration.  The search's loops (a
-   rollout's plies, a descent's levels, the solver's proofs) count their
-   operands, the tree and a batch's trees included, so the threshold is
-   raised to :data:`LOOP_BYTES` (1 GiB): each of them runs as one kernel at
-   any batch size and capacity (``benchmarks/kernels_per_simulation.py``).
-   Loops with matrix products are never compiled this way.
+   one kernel (a "small call") when the bytes its cost model counts stay
+   under ``xla_cpu_small_while_loop_byte_threshold`` (1,024 by default) and
+   it holds no scatter or custom call; every other loop runs its body as a
+   dozen kernels or more per iteration.  The search's loops (the loop over
+   simulations, and inside it a rollout's plies, a descent's levels, the
+   solver's proofs, the tree's writes) count their operands, the tree
+   included, so the threshold is raised to :data:`LOOP_BYTES` (1 GiB) and
+   the search writes its tree without scatters on the CPU
+   (:func:`c4jax.search.tree.write`): the whole loop over simulations runs
+   as one kernel at any capacity (``benchmarks/kernels_per_simulation.py``).
 2. One CPU device per core (``--xla_force_host_platform_device_count``, or
    ``C4JAX_CPU_DEVICES``): XLA runs one CPU device's program on about one
    core, so a batch uses every core only when split over several devices
@@ -23,8 +24,10 @@ fix), when ``XLA_FLAGS`` does not set them already (yours win), and unless
 ``C4JAX_XLA_FLAGS=0`` (the opt-out; ``C4JAX_CPU_DEVICES=1`` keeps one device).
 
 3. The search's CPU sizes (constants; they change speed, never a tree):
-   :data:`CPU_BLOCK` games searched at once per CPU device (a block's trees
-   stay in the caches); :data:`MIN_GAMES_PER_DEVICE`, the fewest games per
+   :data:`CPU_BLOCK` games searched at once per CPU device (1: a device
+   searches its games one after another, each as one game's program, which
+   on the CPU runs faster per game than any vectorised block of them:
+   ``benchmarks/search_throughput.py --blocks``); :data:`MIN_GAMES_PER_DEVICE`, the fewest games per
    device worth a split; :data:`FUSED_READS_UP_TO`, the widest node whose
    children one game reads element by element (XLA fuses up to 8 such reads
    into one kernel; wider nodes use one gather).
@@ -45,7 +48,7 @@ __all__ = [
     "flags_with_cpu_devices", "cpu_devices_wanted", "loop_threshold_status",
 ]
 
-CPU_BLOCK = 32
+CPU_BLOCK = 1
 MIN_GAMES_PER_DEVICE = 8
 FUSED_READS_UP_TO = 8
 

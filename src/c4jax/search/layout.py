@@ -12,11 +12,14 @@ the layout changes the speed of a batch, never its trees:
   them.  A batch whose arrays the caller placed on one device stays there,
   and GPU and TPU batches run on the default device as one program.
 * **Blocks.** Within a CPU device the games are searched ``BLOCK``
-  (:data:`c4jax.xla_flags.CPU_BLOCK`) at a time,
-  one block after another (:func:`in_blocks`, a ``lax.map`` outside the loop
-  over simulations): a block's trees stay in the CPU's caches, while a
-  batch of thousands of trees at once does not.  Every simulation step is
-  vectorised over its block's games.
+  (:data:`c4jax.xla_flags.CPU_BLOCK`, 1) at a time, one block after
+  another (:func:`in_blocks`, a ``lax.map`` outside the loop over
+  simulations).  A block of one game runs the one-game program, whose
+  loop over simulations XLA compiles into one kernel; a block of several
+  games (GPU and TPU: the whole batch) runs every simulation step
+  vectorised over them, with gathers over the batch, and a loop that ends
+  with its longest member (a rollout, a descent), which on the CPU costs
+  more per game than searching the games one by one.
 """
 
 from __future__ import annotations

@@ -215,6 +215,7 @@ def compiled_search(keys, envs, tree, opts: SearchOptions, num_simulations: int,
         opts,
         _gumbel_simulations(opts, num_simulations),
         None if mesh is None else tuple(d.id for d in mesh.devices.flat),
+        layout.BLOCK,
     )
     count = np.int32(num_simulations)
     if mesh is None and opts.prior_fn is None and opts.value_fn is None and programs.directory() is not None:
@@ -246,7 +247,7 @@ def _compile_exported(args, opts: SearchOptions, num_simulations: int, continuin
         return jax.tree.flatten(impl(*jax.tree.unflatten(in_tree, xs)))
 
     exported, out_tree = programs.load_or_export(
-        flat_fn, leaves, (str(in_tree), repr(args[1].game), repr(opts), gumbel, continuing))
+        flat_fn, leaves, (str(in_tree), repr(args[1].game), repr(opts), gumbel, continuing, layout.BLOCK))
     front = len(jax.tree.leaves(args[:2]))
     donate = tuple(range(front, front + len(jax.tree.leaves(args[2])))) if continuing else ()
     exe = jax.jit(exported.call, donate_argnums=donate).lower(*leaves).compile()
@@ -344,25 +345,21 @@ def _search_batch_impl(keys, envs, tree, num_simulations, opts: SearchOptions, g
     if gumbel_simulations is not None:
         num_simulations = gumbel_simulations
     keys = search_keys(keys)  # the same numbers, drawn by fused kernels
-    games = keys.shape[0]
-    if games == 1:
-        # One game: the search without vmap, the batch axis of one added
-        # back.  The same numbers (vmap's rows are independent), and the
-        # program is traced and compiled in about three quarters of the time.
-        row = functools.partial(jax.tree.map, lambda x: x[0])
-        one = _search_one(keys[0], row(envs), None if tree is None else row(tree), opts, num_simulations,
-                          continuing and tree is not None)
-        return jax.tree.map(lambda x: x[None], one)
-    if tree is None:
-        def block(k, e):
-            return jax.vmap(lambda k, e: _search_one(k, e, None, opts, num_simulations, False))(k, e)
 
-        return layout.in_blocks(block, games, jax.default_backend())(keys, envs)
+    def block(k, e, t=None):
+        if k.shape[0] == 1:
+            # One game: the search without vmap, the batch axis of one added
+            # back.  The same numbers (vmap's rows are independent); on the
+            # CPU the fastest way to search a game (c4jax.search.layout).
+            row = functools.partial(jax.tree.map, lambda x: x[0])
+            one = _search_one(k[0], row(e), None if t is None else row(t), opts, num_simulations,
+                              continuing and t is not None)
+            return jax.tree.map(lambda x: x[None], one)
+        return jax.vmap(lambda k, e, t: _search_one(k, e, t, opts, num_simulations, continuing and t is not None),
+                        in_axes=(0, 0, None if t is None else 0))(k, e, t)
 
-    def block(k, e, t):
-        return jax.vmap(lambda k, e, t: _search_one(k, e, t, opts, num_simulations, continuing))(k, e, t)
-
-    return layout.in_blocks(block, games, jax.default_backend())(keys, envs, tree)
+    searched = layout.in_blocks(block, keys.shape[0], jax.default_backend())
+    return searched(keys, envs) if tree is None else searched(keys, envs, tree)
 
 
 # ---------------------------------------------------------------------------
