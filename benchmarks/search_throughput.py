@@ -23,6 +23,7 @@ milliseconds, so each of its rounds times 10 steps (all 10 enter the median).
 
 Run:  python benchmarks/search_throughput.py [--repeats 5] [--quick]
       python benchmarks/search_throughput.py --batches 1,1024,8192,32768   (c4jax alone)
+      python benchmarks/search_throughput.py --blocks 1,8,32   (games per block on a CPU device)
 (``--quick``: small shapes and 2 rounds, a smoke run whose figures mean little.)
 
 Targets (checked on the full run): uniform rollouts at batch 256 >= 4x and at
@@ -52,6 +53,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import c4jax  # noqa: E402
 import naive_mctx_recipe as naive  # noqa: E402
 from c4jax import connect4  # noqa: E402
+from c4jax.search import layout  # noqa: E402
 
 OPENSPIEL_STEPS_PER_ROUND = 10
 BATCHES = (16, 64, 256, 1024, 4096)
@@ -88,16 +90,23 @@ class Measurement:
         return 1e6 * self.median_s / self.sims_per_call
 
 
-def c4jax_measurement(batch: int, sims: int, **options) -> Measurement:
+def c4jax_measurement(batch: int, sims: int, block: int | None = None, **options) -> Measurement:
     env = connect4.env_reset()
     envs = env if batch == 1 else jax.tree.map(lambda x: jnp.broadcast_to(x, (batch,) + x.shape), env)
     keys = [jax.random.key(i) for i in range(1000)]
 
     def run(i: int) -> None:
-        c4jax.run_mcts(keys[i % len(keys)], envs, sims, **options).action.block_until_ready()
+        saved = layout.BLOCK
+        layout.BLOCK = saved if block is None else block
+        try:
+            c4jax.run_mcts(keys[i % len(keys)], envs, sims, **options).action.block_until_ready()
+        finally:
+            layout.BLOCK = saved
 
     label = ", ".join(f"{k}={v}" for k, v in options.items()) or "defaults"
     kind = "c4jax-uniform" if options.get("rollout_policy") == "uniform" else "c4jax"
+    if block is not None:
+        label += f", blocks of {block}"
     return Measurement(f"c4jax {label}, batch {batch} x {sims}", kind, batch, sims, run)
 
 
@@ -182,6 +191,24 @@ def batches_only(args, repeats: int, log, out, b1_sims: int) -> int:
     return 0
 
 
+def blocks_only(args, repeats: int, log, out) -> int:
+    """``--blocks``: the default search of --batch-sims simulations at batch
+    256 and 1,024, a CPU device searching its games in blocks of each size."""
+    from rich.table import Table
+
+    blocks = [int(b) for b in args.blocks.split(",") if b.strip()]
+    ms = [c4jax_measurement(batch, args.batch_sims, block=b) for batch in (256, 1024) for b in blocks]
+    measure(ms, repeats, log)
+    table = Table(title=f"c4jax run_mcts, games per block on each CPU device (median of {repeats} rounds)")
+    for col in ("batch", "block", "us/sim/game", "ms/move", "compile s"):
+        table.add_column(col, justify="right")
+    for m, (batch, b) in zip(ms, [(batch, b) for batch in (256, 1024) for b in blocks]):
+        table.add_row(str(batch), str(b), f"{m.us_per_sim_per_game:.2f}", f"{1000 * m.median_s:,.1f}",
+                      f"{m.compile_s:.2f}")
+    out.print(table)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeats", type=int, default=5, help="timed rounds (median); default 5")
@@ -192,7 +219,11 @@ def main(argv: list[str] | None = None) -> int:
         help="c4jax alone at these batch sizes (e.g. 1,1024,8192,32768 on an accelerator): batch 1 at "
         "1000 simulations, the others at --batch-sims; no peers, no targets",
     )
-    parser.add_argument("--batch-sims", type=int, default=200, help="simulations per move with --batches (default 200)")
+    parser.add_argument("--batch-sims", type=int, default=200,
+                        help="simulations per move with --batches and --blocks (default 200)")
+    parser.add_argument("--blocks", default=None, metavar="LIST",
+                        help="c4jax alone at batch 256 and 1,024 with each CPU device searching its games in blocks "
+                        "of these sizes (e.g. 1,8,32); no peers, no targets")
     args = parser.parse_args(argv)
     repeats = 2 if args.quick else args.repeats
     if repeats < 1:
@@ -206,6 +237,8 @@ def main(argv: list[str] | None = None) -> int:
     log = lambda msg: console.log(msg)  # noqa: E731
 
     b1_sims, sims, batches = (100, 20, (16, 64)) if args.quick else (1000, 200, BATCHES)
+    if args.blocks:
+        return blocks_only(args, repeats, log, out)
     if args.batches:
         return batches_only(args, repeats, log, out, 100 if args.quick else b1_sims)
 
