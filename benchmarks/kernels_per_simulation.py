@@ -1,20 +1,22 @@
 """XLA kernels run per simulation: a cost figure that machine noise cannot move.
 
-On the CPU a simulation's cost is largely the launch overhead of many small XLA
-kernels ("thunks"), so their number per simulation is a deterministic proxy
-for speed on a shared, noisy machine (timings: benchmarks/scaling.py).  The
-script runs one jitted search (Connect 4, empty board; ``--batch`` games at
-once, on one CPU device) under ``jax.profiler.trace`` and counts the kernels
-XLA executed, divided by the number of simulations.  ``--top K`` also lists
-the K kernels with the most exclusive time (a kernel's own time, the kernels
-nested in it taken out; a loop compiled into one kernel is one entry), in
-microseconds per simulation per game: where a simulation's time goes.
+On the CPU every XLA kernel ("thunk") launched costs a fraction of a
+microsecond, and a loop that XLA does not compile whole launches its body's
+kernels on every iteration; with c4jax's loop threshold the whole loop over
+simulations is one kernel, so the count per simulation is near 0 and any
+growth of it is a regression.  The script runs one jitted search (Connect 4,
+empty board; ``--batch`` games on one CPU device, ``--block`` of them at
+once) under ``jax.profiler.trace`` and counts the kernels XLA executed,
+divided by the number of simulations.  ``--top K`` also lists the K kernels
+with the most exclusive time (a kernel's own time, the kernels nested in it
+taken out; a loop compiled into one kernel is one entry), in microseconds per
+simulation per game.
 
 The profiler keeps a bounded number of events (about 500,000 were seen
 here): a run whose count comes near that is refused rather than reported low,
 so keep ``--simulations`` at about 1,000 or below.
 
-Run:  python benchmarks/kernels_per_simulation.py [--simulations 500] [--batch 32] [--top 12]
+Run:  python benchmarks/kernels_per_simulation.py [--simulations 500] [--batch 32] [--block 32] [--top 12]
       [--option selection=uct --option solver=False ...]
 """
 
@@ -115,6 +117,9 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--simulations", type=int, default=500)
     p.add_argument("--batch", type=int, default=1, help="games searched at once (default 1, unbatched)")
+    p.add_argument("--block", type=int, default=None,
+                   help="games a CPU device searches at once (default: c4jax's, one; --block 32 runs a batch "
+                   "vectorised as a GPU does)")
     p.add_argument("--top", type=int, default=0, help="also list the K kernels with the most exclusive time")
     p.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
                    help="a run_mcts option, e.g. selection=uct (repeatable)")
@@ -125,8 +130,12 @@ def main(argv: list[str] | None = None) -> int:
         if not sep:
             p.error(f"--option takes NAME=VALUE; got {item!r}")
         options[name] = _value(value)
+    if args.block is not None:
+        from c4jax.search import layout
+
+        layout.BLOCK = args.block
     k, own, calls, scopes = profile(args.simulations, args.batch, **options)
-    result = {"simulations": args.simulations, "batch": args.batch, "options": options,
+    result = {"simulations": args.simulations, "batch": args.batch, "block": args.block, "options": options,
               "kernels_per_simulation": round(k, 1)}
     if args.top:
         scale = args.simulations * args.batch
