@@ -132,6 +132,19 @@ def whole_array_ops(
     return loops, ops
 
 
+def _in_small_calls(comps: dict[str, list[Instruction]]) -> set[str]:
+    """The computations inside calls that XLA's CPU compiler turned into a
+    single kernel (``xla_cpu_small_call``), nested ones included."""
+    small = {
+        name
+        for c in comps.values()
+        for i in c
+        if i.opcode == "call" and 'xla_cpu_small_call="true"' in i.text
+        for name in called(i)
+    }
+    return reachable(comps, sorted(small))
+
+
 def launched_loops(text: str, size: int) -> tuple[list[Instruction], list[Instruction]]:
     """``(hoisted, launched)``: the loops nested in the outermost loops that
     carry a ``size``-long axis (the loop over simulations), whose own state
@@ -142,14 +155,7 @@ def launched_loops(text: str, size: int) -> tuple[list[Instruction], list[Instru
     comps = parse(text)
     outer = loops_carrying(comps, size, SIMULATIONS_SCOPE)
     inside = reachable(comps, [name for w in outer for name in called(w)])
-    small = {
-        name
-        for c in comps.values()
-        for i in c
-        if i.opcode == "call" and 'xla_cpu_small_call="true"' in i.text
-        for name in called(i)
-    }
-    hoisted_inside = reachable(comps, sorted(small))
+    hoisted_inside = _in_small_calls(comps)
     nested = [
         i for c in sorted(inside) for i in comps[c]
         if i.opcode == "while" and any(size in d for d in i.dims())
@@ -192,12 +198,5 @@ def simulation_loop_is_one_kernel(text: str, size: int) -> bool:
     comps = parse(text)
     loops = [i for c in comps.values() for i in c
              if i.opcode == "while" and in_scope(i, SIMULATIONS_SCOPE) and any(size in d for d in i.dims())]
-    small = {
-        name
-        for c in comps.values()
-        for i in c
-        if i.opcode == "call" and 'xla_cpu_small_call="true"' in i.text
-        for name in called(i)
-    }
-    hoisted = reachable(comps, sorted(small))
+    hoisted = _in_small_calls(comps)
     return bool(loops) and all(w.computation in hoisted for w in loops)
