@@ -149,6 +149,9 @@ def _write_of_game(arrays, index, values, adds, prefix, game=None):
     rows = index[0].shape[0]
 
     def row(r, arrays):
+        if not prefix:
+            return put(arrays, tuple(i[r, 0] for i in index), [v[r, 0] for v in values])
+
         def cond(state):
             j, _ = state
             return (j < size) & in_range(tuple(i[r, jnp.minimum(j, size - 1)] for i in index))
