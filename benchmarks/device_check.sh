@@ -4,21 +4,24 @@
 #   bash benchmarks/device_check.sh [OUTDIR]        (default: $OUT, else /tmp/c4jax-device-check)
 #   QUICK=1 bash benchmarks/device_check.sh         (small shapes: a smoke run, e.g. on a CPU)
 #
-# Steps, each under its own time limit (590 s in all at most) (a step that fails or runs out is
-# reported and the next one runs):
-#   1. the machine: accelerator, JAX's devices;
-#   2. the tests that matter on an accelerator: rules (tests/test_games.py),
-#      search and reuse on hand-worked trees (tests/test_reuse.py), solver
-#      soundness on tic-tac-toe (tests/test_ttt_solver.py), self-play records
-#      (tests/test_selfplay.py, in-process part);
-#   3. search throughput: c4jax run_mcts at batch 1, 1,024, 8,192 and 32,768
-#      (benchmarks/search_throughput.py --batches);
-#   4. rollout throughput: random playouts/s at the same batches
+# Steps, most important first, each under its own time limit and all of them
+# within DEADLINE seconds (default 540; a step gets what is left of it, and is
+# skipped when under 20 s are left); a step that fails or runs out is
+# reported and the next one runs:
+#   1. the machine: accelerator, JAX's devices, one small batched search;
+#   2. search throughput: c4jax run_mcts at batch 1 and 1,024, then 8,192 and
+#      32,768 (benchmarks/search_throughput.py --batches), 200 simulations
+#      (1,000 at batch 1);
+#   3. self-play games/s, sims/s, plies/s on every device at batch 1,024, then
+#      8,192 and 32,768, 200 simulations per move (benchmarks/selfplay.py);
+#   4. the tests that matter on an accelerator: batch rows equal to single
+#      games (first), tree writes by scatter (tests/test_tree_writes.py),
+#      subtree reuse (tests/test_reuse.py), hand-worked trees and mctx's trees
+#      (tests/test_search.py);
+#   5. rollout throughput: random playouts/s at the same batches
 #      (benchmarks/env_throughput.py --no-pgx; plies/s = playouts/s x about
 #      21.3 plies, the mean length of a random Connect 4 game);
-#   5. cost against tree size at batch 1 (benchmarks/scaling.py --quick);
-#   6. self-play games/s, sims/s, plies/s on every device at batch 1,024,
-#      8,192 and 32,768 (benchmarks/selfplay.py);
+#   6. cost against tree size at batch 1 (benchmarks/scaling.py --quick);
 #   7. two processes sharing the accelerator at once (c4jax selfplay twice):
 #      GPU memory is not preallocated (XLA_PYTHON_CLIENT_PREALLOCATE=false,
 #      at most XLA_PYTHON_CLIENT_MEM_FRACTION of it each), so both fit.
@@ -38,10 +41,11 @@ export XLA_PYTHON_CLIENT_MEM_FRACTION="${XLA_PYTHON_CLIENT_MEM_FRACTION:-0.45}"
 export C4JAX_CACHE_DIR="${C4JAX_CACHE_DIR:-$OUTDIR/jax-cache}"
 QUICK="${QUICK:-0}"
 if [ "$QUICK" = 1 ]; then
-  BATCHES="1,64"; SP_BATCHES="8,64"; SIMS=16; REPEATS=1
+  B1=8; B2=16; B3=64; SIMS=16; REPEATS=1
 else
-  BATCHES="1,1024,8192,32768"; SP_BATCHES="1024,8192,32768"; SIMS=200; REPEATS=2
+  B1=1024; B2=8192; B3=32768; SIMS=200; REPEATS=2
 fi
+DEADLINE="${DEADLINE:-540}"
 SUMMARY="$OUTDIR/summary.txt"
 : > "$SUMMARY"
 T0=$(date +%s)
@@ -49,6 +53,11 @@ T0=$(date +%s)
 step() {  # step NAME SECONDS COMMAND...
   local name="$1" limit="$2"; shift 2
   local t=$(date +%s)
+  local left=$(( DEADLINE - (t - T0) ))
+  if [ "$left" -lt 20 ]; then
+    echo "$name: SKIPPED (${left} s left of ${DEADLINE})" | tee -a "$SUMMARY"; return
+  fi
+  [ "$limit" -gt "$left" ] && limit="$left"
   echo "=== $name (limit ${limit} s) ===" | tee -a "$SUMMARY"
   timeout --signal=TERM --kill-after=10 "$limit" "$@" > "$OUTDIR/$name.log" 2>&1
   local rc=$?
@@ -67,13 +76,23 @@ if ! "$PY" -c "import c4jax" 2>/dev/null; then
   export PYTHONPATH="$PWD/src:${PYTHONPATH:-}"
 fi
 
-step machine 30 bash -c "nvidia-smi || true; \"$PY\" -c 'import jax, c4jax, mctx; print(jax.__version__, mctx.__version__, jax.default_backend(), jax.devices())'"
-step tests 170 "$PY" -m pytest -q -p no:cacheprovider -x -n 0 tests/test_games.py tests/test_reuse.py \
-  tests/test_ttt_solver.py tests/test_selfplay.py -k "not devices and not processes and not kill and not flags"
-step search_throughput 90 "$PY" benchmarks/search_throughput.py --batches "$BATCHES" --repeats "$REPEATS"
-step rollouts 60 "$PY" benchmarks/env_throughput.py --no-pgx --games connect4 --batches "$BATCHES" --repeats "$REPEATS" --min-time 0.1
-step scaling 90 "$PY" benchmarks/scaling.py --quick --no-openspiel
-step selfplay 90 "$PY" benchmarks/selfplay.py --devices all --batches "$SP_BATCHES" --simulations "$SIMS" --repeats 1 --openspiel-games 0
+step machine 40 bash -c "nvidia-smi || true; \"$PY\" -c '
+import jax, c4jax, mctx
+from c4jax import connect4
+print(jax.__version__, mctx.__version__, jax.default_backend(), jax.devices())
+envs = jax.tree.map(lambda *xs: jax.numpy.stack(xs), *[connect4.from_moves(m) for m in [\"\", \"4\", \"44\", \"4453\"]])
+out = c4jax.run_mcts(jax.random.key(0), envs, 16)
+print(\"batch 4 x 16 simulations: actions\", out.action, \"visit counts\", out.visit_counts)
+'"
+step search_1 120 "$PY" benchmarks/search_throughput.py --batches "1,$B1" --repeats "$REPEATS"
+step selfplay_1 90 "$PY" benchmarks/selfplay.py --devices all --batches "$B1" --simulations "$SIMS" --repeats 1 --openspiel-games 0
+step search_2 120 "$PY" benchmarks/search_throughput.py --batches "$B2,$B3" --repeats "$REPEATS"
+step selfplay_2 150 "$PY" benchmarks/selfplay.py --devices all --batches "$B2,$B3" --simulations "$SIMS" --repeats 1 --openspiel-games 0
+step tests 150 "$PY" -m pytest -q -p no:cacheprovider -n 0 \
+  tests/test_search.py::test_same_key_same_result_and_batch_rows_equal_single_games tests/test_tree_writes.py \
+  tests/test_reuse.py tests/test_search.py -k "batch_rows_equal or test_tree_writes or test_reuse or hand_worked or same_tree_as_mctx"
+step rollouts 40 "$PY" benchmarks/env_throughput.py --no-pgx --games connect4 --batches "1,$B1,$B2,$B3" --repeats "$REPEATS" --min-time 0.1
+step scaling 60 "$PY" benchmarks/scaling.py --quick --no-openspiel
 step two_processes 60 bash -c "
   \"$PY\" -m c4jax.cli selfplay --games 64 -n 32 --out \"$OUTDIR/share0.jsonl\" > \"$OUTDIR/share0.out\" 2>&1 &
   first=\$!

@@ -198,7 +198,10 @@ def machine() -> dict:
             cpu = next(ln.split(":", 1)[1].strip() for ln in f if ln.startswith("model name"))
     except (OSError, StopIteration):
         pass
-    import pgx
+    try:
+        import pgx
+    except ImportError:  # --no-pgx on a machine without it
+        pgx = None
 
     return dict(
         cpu=cpu,
@@ -206,7 +209,7 @@ def machine() -> dict:
         backend=jax.default_backend(),
         devices=[str(d) for d in jax.devices()],
         jax=jax.__version__,
-        pgx=pgx.__version__,
+        pgx=getattr(pgx, "__version__", None),
         python=platform.python_version(),
     )
 

@@ -178,13 +178,14 @@ def batches_only(args, repeats: int, log, out, b1_sims: int) -> int:
     measure(ms, repeats, log)
     kind = jax.local_devices()[0].device_kind
     table = Table(title=f"c4jax run_mcts from the empty Connect 4 board on {kind} (median of {repeats} rounds)")
-    for col in ("batch", "simulations", "sims/s", "ms/move", "compile s"):
+    for col in ("batch", "simulations", "sims/s", "us/sim/game", "ms/move", "compile s"):
         table.add_column(col, justify="right")
     for m in ms:
-        table.add_row(str(m.batch), str(m.simulations), f"{m.sims_per_s:,.0f}", f"{1000 * m.median_s:,.1f}",
-                      f"{m.compile_s:.2f}")
+        table.add_row(str(m.batch), str(m.simulations), f"{m.sims_per_s:,.0f}", f"{m.us_per_sim_per_game:.3f}",
+                      f"{1000 * m.median_s:,.1f}", f"{m.compile_s:.2f}")
         print(json.dumps({"measurement": m.name, "batch": m.batch, "simulations": m.simulations,
-                          "sims_per_s": round(m.sims_per_s, 1), "ms_per_move": round(1000 * m.median_s, 3),
+                          "sims_per_s": round(m.sims_per_s, 1), "us_per_sim_per_game": round(m.us_per_sim_per_game, 4),
+                          "ms_per_move": round(1000 * m.median_s, 3),
                           "compile_s": round(m.compile_s, 3), "backend": jax.default_backend(),
                           "device_kind": kind}))
     out.print(table)

@@ -28,7 +28,19 @@ import os
 # keeps 32, dropped with JAX's caches after every module (below).
 os.environ.setdefault("C4JAX_MAX_COMPILED", "32")
 
-for _flag, _value in (("xla_backend_optimization_level", "0"), ("xla_cpu_use_fusion_emitters", "false")):
+
+def _jaxlib_before(major: int, minor: int) -> bool:
+    from importlib.metadata import version
+
+    return tuple(int(x) for x in version("jaxlib").split(".")[:2]) < (major, minor)
+
+
+# XLA from jaxlib 0.11 on has no fusion-emitters flag (and stops at an unknown
+# flag in XLA_FLAGS).
+_FLAGS = (("xla_backend_optimization_level", "0"),) + (
+    (("xla_cpu_use_fusion_emitters", "false"),) if _jaxlib_before(0, 11) else ()
+)
+for _flag, _value in _FLAGS:
     if _flag not in os.environ.get("XLA_FLAGS", ""):
         os.environ["XLA_FLAGS"] = f"{os.environ.get('XLA_FLAGS', '')} --{_flag}={_value}".strip()
 
@@ -66,9 +78,10 @@ def pytest_unconfigure(config):
 # whose flag changes XLA's fusion decisions and so the optimised HLO, while
 # LLVM's optimisation level changes only machine code (checked: the
 # optimised HLO of a search is the same text at levels 0 and 2).
+_EMITTERS = {"xla_cpu_use_fusion_emitters": True} if _jaxlib_before(0, 11) else {}
 OVERRIDES = {
-    "optimized": {"xla_backend_optimization_level": 2, "xla_cpu_use_fusion_emitters": True},
-    "users_hlo": {"xla_cpu_use_fusion_emitters": True},
+    "optimized": {"xla_backend_optimization_level": 2, **_EMITTERS},
+    "users_hlo": _EMITTERS,
 }
 
 
