@@ -163,7 +163,7 @@ def main(argv: list[str] | None = None) -> int:
         records = [r for r in map(json.loads, f) if r["value"] in ("win", "draw")]
     if args.quick:
         records, times = records[:12], [0.05]
-    console = Console()
+    console = Console(width=130)
     solver = PonsSolver(args.solver)
     bad = [r["moves"] for r in records if solver.scores(r["moves"]) != r["scores"]]
     if bad:

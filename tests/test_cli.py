@@ -321,21 +321,25 @@ def test_bad_usage_in_process(capsys, args, message):
     assert captured.out == ""
 
 
-@pytest.fixture(scope="module")
-def bad_runs(cli_env, tmp_path_factory):
-    tmp = str(tmp_path_factory.mktemp("outdir"))
+def run_in_process(monkeypatch, capsys, args) -> tuple[int, str]:
+    """``c4jax ARGS`` through ``main`` in this process, without switching on
+    the compilation cache (which would move this test session's)."""
+    import c4jax.cli as cli
 
-    def one(case):
-        args, _ = case
-        return run(cli_env, *[a.replace("{tmp}", tmp) for a in args], timeout=60)
-
-    with concurrent.futures.ThreadPoolExecutor(3) as pool:
-        return list(pool.map(one, BAD))
+    monkeypatch.setattr(cli, "enable_compilation_cache", lambda path: None)
+    code = cli.main(args)
+    return code, capsys.readouterr().err
 
 
 @pytest.mark.parametrize("i", range(len(BAD)), ids=[" ".join(a) for a, _ in BAD])
-def test_bad_arguments_one_line_no_traceback(bad_runs, i):
-    r = bad_runs[i]
+def test_bad_arguments_one_line_no_traceback(monkeypatch, capsys, tmp_path, i):
+    args = [a.replace("{tmp}", str(tmp_path)) for a in BAD[i][0]]
+    check_one_line(*run_in_process(monkeypatch, capsys, args), BAD[i][1])
+
+
+@pytest.mark.parametrize("i", [1, 7, 11], ids=[" ".join(BAD[i][0]) for i in (1, 7, 11)])
+def test_bad_arguments_end_to_end_exit_2_with_one_line(cli_env, i):
+    r = run(cli_env, *BAD[i][0], timeout=60)
     check_one_line(r.returncode, r.stderr, BAD[i][1])
 
 

@@ -395,8 +395,7 @@ def test_two_processes_with_jax_distributed_play_every_game_once(resumed, tmp_pa
     assert out.read_bytes() == before and sorted(os.listdir(folder)) == ["g.jsonl"]
 
 
-def test_bad_flags_give_one_line(tmp_path, tmp_path_factory):
-    env = _env(tmp_path_factory)
+def test_bad_flags_give_one_line(tmp_path, tmp_path_factory, monkeypatch, capsys):
     cases = [
         (["--games", "0", "--out", str(tmp_path / "a.jsonl")], "--games must be in 1..100,000,000; got 0"),
         (["--games", "4", "--out", str(tmp_path / "no" / "a.jsonl")], "cannot write the games"),
@@ -419,13 +418,22 @@ def test_bad_flags_give_one_line(tmp_path, tmp_path_factory):
         (tmp_path / name).write_text(text)
         untouched[tmp_path / name] = text
         cases.append((["--games", "4", "--out", str(tmp_path / name), "--resume"], "cannot resume from"))
+    # In this process (main, without switching on the compilation cache,
+    # which would move this test session's), one case also end to end.
+    import c4jax.cli as cli
+
+    monkeypatch.setattr(cli, "enable_compilation_cache", lambda path: None)
     for args, message in cases:
-        base = CMD[:-2] if "--think" in args else CMD  # without -n
-        r = subprocess.run(base + args, env=env, capture_output=True, text=True, timeout=120)
-        assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, (args, r.stderr)
-        assert message in r.stderr, (args, r.stderr)
+        base = CMD[3:-2] if "--think" in args else CMD[3:]  # without "python -m c4jax.cli"; without -n
+        code = cli.main(base + args)
+        err = capsys.readouterr().err
+        assert code == 2 and len(err.strip().splitlines()) == 1, (args, err)
+        assert message in err, (args, err)
     for path, text in untouched.items():
         assert path.read_text() == text, path
+    args, message = cases[0]
+    r = subprocess.run(CMD + args, env=_env(tmp_path_factory), capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2 and r.stderr.strip().splitlines() == [f"c4jax selfplay: error: {message}"], r.stderr
 
 
 @pytest.mark.parametrize("value", [" 2", "+2", "2_0", "\uff12", "-1", "two"])
