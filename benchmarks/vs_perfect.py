@@ -147,6 +147,8 @@ def main(argv: list[str] | None = None) -> int:
             p.error(str(e))
     if not pathlib.Path(args.solver).is_file():
         p.error(f"--solver {args.solver}: no such file (build it as this script's docstring says)")
+    if args.json and not pathlib.Path(args.json).resolve().parent.is_dir():
+        p.error(f"--json {args.json}: no such folder")
 
     from importlib.resources import files
 
@@ -164,8 +166,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.quick:
         records, times = records[:12], [0.05]
     console = Console(width=130)
-    solver = PonsSolver(args.solver)
-    bad = [r["moves"] for r in records if solver.scores(r["moves"]) != r["scores"]]
+    try:
+        solver = PonsSolver(args.solver)
+        bad = [r["moves"] for r in records if solver.scores(r["moves"]) != r["scores"]]
+    except (OSError, RuntimeError, ValueError) as e:
+        p.error(f"--solver {args.solver}: not Pascal Pons' c4solver ({e})")
     if bad:
         raise SystemExit(f"c4solver's scores differ from the records' on {len(bad)} positions, e.g. {bad[0]!r}")
     console.log(f"c4solver agrees with the records on all {len(records)} starting positions")
