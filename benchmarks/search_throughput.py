@@ -24,6 +24,7 @@ milliseconds, so each of its rounds times 10 steps (all 10 enter the median).
 Run:  python benchmarks/search_throughput.py [--repeats 5] [--quick]
       python benchmarks/search_throughput.py --batches 1,1024,8192,32768   (c4jax alone)
       python benchmarks/search_throughput.py --blocks 1,8,32   (games per block on a CPU device)
+      python benchmarks/search_throughput.py --opt-levels 2,3   (LLVM's level for the search on the CPU)
 (``--quick``: small shapes and 2 rounds, a smoke run whose figures mean little.)
 
 Targets (checked on the full run): uniform rollouts at batch 256 >= 4x and at
@@ -52,7 +53,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
 import c4jax  # noqa: E402
 import naive_mctx_recipe as naive  # noqa: E402
-from c4jax import connect4  # noqa: E402
+from c4jax import connect4, xla_flags  # noqa: E402
 from c4jax.search import layout  # noqa: E402
 
 OPENSPIEL_STEPS_PER_ROUND = 10
@@ -90,23 +91,27 @@ class Measurement:
         return 1e6 * self.median_s / self.sims_per_call
 
 
-def c4jax_measurement(batch: int, sims: int, block: int | None = None, **options) -> Measurement:
+def c4jax_measurement(batch: int, sims: int, block: int | None = None, opt_level: int | None = None,
+                      **options) -> Measurement:
     env = connect4.env_reset()
     envs = env if batch == 1 else jax.tree.map(lambda x: jnp.broadcast_to(x, (batch,) + x.shape), env)
     keys = [jax.random.key(i) for i in range(1000)]
 
     def run(i: int) -> None:
-        saved = layout.BLOCK
-        layout.BLOCK = saved if block is None else block
+        saved = layout.BLOCK, xla_flags.CPU_OPT_LEVEL
+        layout.BLOCK = saved[0] if block is None else block
+        xla_flags.CPU_OPT_LEVEL = saved[1] if opt_level is None else opt_level
         try:
             c4jax.run_mcts(keys[i % len(keys)], envs, sims, **options).action.block_until_ready()
         finally:
-            layout.BLOCK = saved
+            layout.BLOCK, xla_flags.CPU_OPT_LEVEL = saved
 
     label = ", ".join(f"{k}={v}" for k, v in options.items()) or "defaults"
     kind = "c4jax-uniform" if options.get("rollout_policy") == "uniform" else "c4jax"
     if block is not None:
         label += f", blocks of {block}"
+    if opt_level is not None:
+        label += f", LLVM level {opt_level}"
     return Measurement(f"c4jax {label}, batch {batch} x {sims}", kind, batch, sims, run)
 
 
@@ -210,6 +215,29 @@ def blocks_only(args, repeats: int, log, out) -> int:
     return 0
 
 
+def levels_only(args, repeats: int, log, out) -> int:
+    """``--opt-levels``: the default search (batch 1 x 1,000 and 1,024 x
+    --batch-sims) and the uniform-rollout one at batch 1,024, compiled at each
+    of LLVM's optimisation levels (``xla_backend_optimization_level``)."""
+    from rich.table import Table
+
+    if jax.default_backend() != "cpu" or not xla_flags.compiler_options("cpu"):
+        raise SystemExit("--opt-levels: only on the CPU, without a level in XLA_FLAGS and without C4JAX_XLA_FLAGS=0")
+    levels = [int(x) for x in args.opt_levels.split(",") if x.strip()]
+    shapes = [(1, 1000, {}), (1024, args.batch_sims, {}), (1024, args.batch_sims, {"rollout_policy": "uniform"})]
+    ms = [c4jax_measurement(b, n, opt_level=level, **o) for b, n, o in shapes for level in levels]
+    measure(ms, repeats, log)
+    table = Table(title=f"c4jax run_mcts by LLVM optimisation level (median of {repeats} rounds)")
+    for col in ("measurement", "us/sim/game", "ms/move", "compile s"):
+        table.add_column(col, justify="left" if col == "measurement" else "right")
+    for m in ms:
+        table.add_row(m.name, f"{m.us_per_sim_per_game:.2f}", f"{1000 * m.median_s:,.1f}", f"{m.compile_s:.2f}")
+        print(json.dumps({"measurement": m.name, "us_per_sim_per_game": round(m.us_per_sim_per_game, 4),
+                          "compile_s": round(m.compile_s, 3)}))
+    out.print(table)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeats", type=int, default=5, help="timed rounds (median); default 5")
@@ -225,6 +253,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--blocks", default=None, metavar="LIST",
                         help="c4jax alone at batch 256 and 1,024 with each CPU device searching its games in blocks "
                         "of these sizes (e.g. 1,8,32); no peers, no targets")
+    parser.add_argument("--opt-levels", default=None, metavar="LIST",
+                        help="c4jax alone, the search compiled at each of these LLVM optimisation levels (e.g. 2,3; "
+                        "CPU only); no peers, no targets")
     args = parser.parse_args(argv)
     repeats = 2 if args.quick else args.repeats
     if repeats < 1:
@@ -240,6 +271,8 @@ def main(argv: list[str] | None = None) -> int:
     b1_sims, sims, batches = (100, 20, (16, 64)) if args.quick else (1000, 200, BATCHES)
     if args.blocks:
         return blocks_only(args, repeats, log, out)
+    if args.opt_levels:
+        return levels_only(args, repeats, log, out)
     if args.batches:
         return batches_only(args, repeats, log, out, 100 if args.quick else b1_sims)
 

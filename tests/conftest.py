@@ -13,8 +13,8 @@ shared persistent compilation cache.
   sets them.  XLA's CPU backend never reorders floating-point arithmetic, so
   every value is the same.  Tests that inspect optimised HLO are marked
   ``users_hlo`` (fusion emitters on: they change fusion decisions); tests
-  that search for a long time are marked ``optimized`` and compile with
-  XLA's defaults, as users' programs do (``_compile_overrides``).
+  that search for a long time are marked ``optimized`` and compile as
+  users' searches do, at c4jax's LLVM level (``_compile_overrides``).
 * One persistent compilation cache per session, shared by the xdist workers
   (``pytest_configure``).
 """
@@ -47,6 +47,8 @@ for _flag, _value in _FLAGS:
 import jax  # noqa: E402
 import pytest  # noqa: E402
 
+from c4jax.xla_flags import CPU_OPT_LEVEL  # noqa: E402
+
 
 def pytest_configure(config):
     """One persistent compilation cache for the whole test session, shared by
@@ -73,14 +75,15 @@ def pytest_unconfigure(config):
 
 
 # Per-compilation overrides of XLA_FLAGS above, by marker: ``optimized``
-# gets XLA's defaults (xla/debug_options_flags.cc), as users' programs do;
+# gets the LLVM level c4jax compiles its programs with for users
+# (c4jax.xla_flags.CPU_OPT_LEVEL) and XLA's default fusion emitters;
 # ``users_hlo`` (the tests that inspect compiled HLO) the fusion emitters,
 # whose flag changes XLA's fusion decisions and so the optimised HLO, while
 # LLVM's optimisation level changes only machine code (checked: the
 # optimised HLO of a search is the same text at levels 0 and 2).
 _EMITTERS = {"xla_cpu_use_fusion_emitters": True} if _jaxlib_before(0, 11) else {}
 OVERRIDES = {
-    "optimized": {"xla_backend_optimization_level": 2, **_EMITTERS},
+    "optimized": {"xla_backend_optimization_level": CPU_OPT_LEVEL, **_EMITTERS},
     "users_hlo": _EMITTERS,
 }
 

@@ -128,3 +128,60 @@ def test_the_cpu_devices_follow_the_environment_variable_and_the_users_flags():
     bad = _probe(**{DEVICES_ENV: "two"})
     assert bad["cpu_devices"] == 1 and bad["flags"] == ENTRY
     assert len(bad["warnings"]) == 1 and "C4JAX_CPU_DEVICES must be an int >= 1" in bad["warnings"][0]
+
+
+@pytest.mark.parametrize(
+    "platform, flags, opt_out, expected",
+    [
+        ("cpu", "", None, {xla_flags.OPT_LEVEL_KEY: xla_flags.CPU_OPT_LEVEL}),
+        ("cpu", "--xla_backend_optimization_level=0", None, {}),  # the user's level wins
+        ("cpu", "", "0", {}),  # C4JAX_XLA_FLAGS=0: XLA's default
+        ("gpu", "", None, {}),
+        ("tpu", "", None, {}),
+    ],
+)
+def test_compiler_options(monkeypatch, platform, flags, opt_out, expected):
+    monkeypatch.setenv("XLA_FLAGS", flags)
+    if opt_out is None:
+        monkeypatch.delenv(xla_flags.OPT_OUT, raising=False)
+    else:
+        monkeypatch.setenv(xla_flags.OPT_OUT, opt_out)
+    assert xla_flags.compiler_options(platform) == expected
+
+
+def test_the_search_and_the_game_loops_compile_with_the_compiler_options(monkeypatch):
+    """Every executable c4jax compiles for itself gets ``compiler_options``
+    (recorded at ``Lowered.compile``), and the compiled searches are keyed on
+    them: another level compiles the same search again."""
+    import jax
+
+    import c4jax
+    from c4jax import tictactoe
+    from c4jax.players import random_player
+
+    seen = []
+    original = jax.stages.Lowered.compile
+
+    def recording(self, compiler_options=None):
+        seen.append(compiler_options)
+        return original(self, compiler_options=compiler_options)
+
+    monkeypatch.setattr(jax.stages.Lowered, "compile", recording)
+    # XLA_FLAGS is read once, when JAX starts: from here on only
+    # compiler_options reads it.  Level 0 keeps the compiles short.
+    monkeypatch.setenv("XLA_FLAGS", "")
+    monkeypatch.delenv(xla_flags.OPT_OUT, raising=False)
+    monkeypatch.setattr(xla_flags, "CPU_OPT_LEVEL", 0)
+    level = {"cpu": 0}.get(jax.default_backend())
+    expected = {} if level is None else {xla_flags.OPT_LEVEL_KEY: level}
+    c4jax.clear_compiled()
+    env = tictactoe.env_reset()
+    c4jax.run_mcts(jax.random.key(0), env, 8)
+    c4jax.run_mcts(jax.random.key(1), env, 8)
+    assert seen == [expected]
+    c4jax.arena(jax.random.key(0), random_player(), random_player(), 2, env)
+    assert len(seen) == 3 and seen[1:] == [expected, expected]
+    if level is not None:
+        monkeypatch.setattr(xla_flags, "CPU_OPT_LEVEL", 1)
+        c4jax.run_mcts(jax.random.key(2), env, 8)
+        assert seen[3:] == [{xla_flags.OPT_LEVEL_KEY: 1}]

@@ -26,6 +26,7 @@ import numpy as np
 from jax.sharding import Mesh, PartitionSpec
 
 from c4jax.validation import check_int
+from c4jax.xla_flags import compiler_options
 
 __all__ = [
     "GAMES_AXIS", "game_mesh", "over_games", "compile_game_loop", "round_up", "padded_games", "initialize_distributed",
@@ -133,12 +134,14 @@ def compile_game_loop(signature: tuple, make: Callable, mesh: Mesh, keys, envs) 
         nonlocal seconds
         start, step = make()
         sharded = NamedSharding(mesh, GAMES)
+        options = compiler_options(jax.default_backend())
         t0 = time.perf_counter()
-        start_c = jax.jit(over_games(start, mesh, GAMES, GAMES), out_shardings=sharded).lower(keys, envs).compile()
+        start_c = (jax.jit(over_games(start, mesh, GAMES, GAMES), out_shardings=sharded).lower(keys, envs)
+                   .compile(compiler_options=options))
         step_c = (
             jax.jit(over_games(step, mesh, GAMES, (GAMES, GAMES)), donate_argnums=0, out_shardings=(sharded, sharded))
             .lower(start_c.out_info)
-            .compile()
+            .compile(compiler_options=options)
         )
         seconds = time.perf_counter() - t0
         return start_c, step_c

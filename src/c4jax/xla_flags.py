@@ -23,7 +23,16 @@ not started a backend yet (else it warns once, on the CPU, and names the
 fix), when ``XLA_FLAGS`` does not set them already (yours win), and unless
 ``C4JAX_XLA_FLAGS=0`` (the opt-out; ``C4JAX_CPU_DEVICES=1`` keeps one device).
 
-3. The search's CPU sizes (constants; they change speed, never a tree):
+3. LLVM's optimisation level for c4jax's own compiled programs (the
+   search, the arena's and self-play's game loops) on the CPU:
+   :data:`CPU_OPT_LEVEL` (2), passed per compilation
+   (:func:`compiler_options`), not in ``XLA_FLAGS``, so your own programs
+   keep XLA's default (3).  Level 2 compiles the search faster than 3 and
+   runs it as fast (``benchmarks/search_throughput.py --opt-levels``).  An
+   ``xla_backend_optimization_level`` in ``XLA_FLAGS`` wins, and
+   ``C4JAX_XLA_FLAGS=0`` leaves XLA's default.
+
+4. The search's CPU sizes (constants; they change speed, never a tree):
    :data:`CPU_BLOCK` games searched at once per CPU device (1: a device
    searches its games one after another, each as one game's program, which
    on the CPU runs faster per game than any vectorised block of them:
@@ -44,7 +53,7 @@ from c4jax.validation import check_int
 
 __all__ = [
     "CPU_BLOCK", "MIN_GAMES_PER_DEVICE", "FUSED_READS_UP_TO",
-    "LOOP_BYTES", "THRESHOLD_KEY", "OPT_OUT", "DEVICES_KEY", "DEVICES_ENV", "flags_with_loop_threshold",
+    "LOOP_BYTES", "THRESHOLD_KEY", "OPT_LEVEL_KEY", "CPU_OPT_LEVEL", "compiler_options", "OPT_OUT", "DEVICES_KEY", "DEVICES_ENV", "flags_with_loop_threshold",
     "flags_with_cpu_devices", "cpu_devices_wanted", "loop_threshold_status",
 ]
 
@@ -53,6 +62,8 @@ MIN_GAMES_PER_DEVICE = 8
 FUSED_READS_UP_TO = 8
 
 THRESHOLD_KEY = "xla_cpu_small_while_loop_byte_threshold"
+OPT_LEVEL_KEY = "xla_backend_optimization_level"
+CPU_OPT_LEVEL = 2
 LOOP_BYTES = 1 << 30
 OPT_OUT = "C4JAX_XLA_FLAGS"
 _EXTRA = "--xla_backend_extra_options="
@@ -115,6 +126,18 @@ def cpu_devices_wanted() -> int:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # not on Linux
         return max(1, os.cpu_count() or 1)
+
+
+def compiler_options(platform: str) -> dict[str, int]:
+    """Per-compilation XLA options for c4jax's own programs on ``platform``
+    (``jax.default_backend()``): ``{OPT_LEVEL_KEY: CPU_OPT_LEVEL}`` on the
+    CPU, unless ``XLA_FLAGS`` sets the level or ``C4JAX_XLA_FLAGS=0``;
+    else ``{}``.  For ``.lower(...).compile(compiler_options=...)``."""
+    if platform != "cpu" or OPT_LEVEL_KEY in os.environ.get("XLA_FLAGS", ""):
+        return {}
+    if os.environ.get(OPT_OUT, "").strip() == "0":
+        return {}
+    return {OPT_LEVEL_KEY: CPU_OPT_LEVEL}
 
 
 def _backends_started() -> bool:

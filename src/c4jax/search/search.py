@@ -72,6 +72,7 @@ from c4jax.search.tree import (
 )
 from c4jax.values import prior_and_flag
 from c4jax.validation import check_int
+from c4jax.xla_flags import compiler_options
 from c4jax.search import compiled, programs
 
 __all__ = ["run_mcts", "MAX_SIMULATIONS"]
@@ -216,6 +217,7 @@ def compiled_search(keys, envs, tree, opts: SearchOptions, num_simulations: int,
         _gumbel_simulations(opts, num_simulations),
         None if mesh is None else tuple(d.id for d in mesh.devices.flat),
         layout.BLOCK,
+        tuple(sorted(compiler_options(jax.default_backend()).items())),
     )
     count = np.int32(num_simulations)
     if mesh is None and opts.prior_fn is None and opts.value_fn is None and programs.directory() is not None:
@@ -223,7 +225,8 @@ def compiled_search(keys, envs, tree, opts: SearchOptions, num_simulations: int,
                                lambda: _compile_exported(args, opts, num_simulations, continuing))
         return lambda keys, envs, tree: fn(keys, envs, tree, count)
     fn = compiled.compiled(
-        signature, lambda: lower_search(*args, opts, num_simulations, continuing, mesh).compile())
+        signature, lambda: lower_search(*args, opts, num_simulations, continuing, mesh).compile(
+            compiler_options=compiler_options(jax.default_backend())))
     if mesh is None:
         return lambda keys, envs, tree: fn(keys, envs, tree, count)
 
@@ -250,7 +253,8 @@ def _compile_exported(args, opts: SearchOptions, num_simulations: int, continuin
         flat_fn, leaves, (str(in_tree), repr(args[1].game), repr(opts), gumbel, continuing, layout.BLOCK))
     front = len(jax.tree.leaves(args[:2]))
     donate = tuple(range(front, front + len(jax.tree.leaves(args[2])))) if continuing else ()
-    exe = jax.jit(exported.call, donate_argnums=donate).lower(*leaves).compile()
+    exe = jax.jit(exported.call, donate_argnums=donate).lower(*leaves).compile(
+        compiler_options=compiler_options(jax.default_backend()))
 
     def run(keys, envs, tree, count):
         return jax.tree.unflatten(out_tree, exe(*jax.tree.leaves((keys, envs, tree, count))))
