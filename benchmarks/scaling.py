@@ -2,7 +2,7 @@
 
 Connect 4 (7x6), empty board, ``c4jax.run_mcts`` with its defaults (since
 issue 9: PUCT, heuristic prior and rollouts, first-play urgency, the solver,
-4 lanes for one game and 1 for a batch; before it, mctx's recipe: uniform
+one lane; before it, mctx's recipe: uniform
 prior, one uniform random rollout per leaf, one lane), called
 through ``jax.jit`` with a new key per call, next to OpenSpiel's C++
 ``MCTSBot`` (UCT c = 2, one random rollout per leaf, ``solve=False``, one

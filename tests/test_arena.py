@@ -146,8 +146,6 @@ def test_perfect_never_loses_to_random_and_records_replay():
 
 
 def test_arena_is_reproducible_and_batched_equals_one_game_at_a_time():
-    # lanes given: by default one game searches with 4 lanes and a batch of
-    # several with 1 (SearchOptions.lanes), which is a different search.
     a, b = c4jax.mcts_player(16, lanes=1), c4jax.heuristic_player()
     env = c4.env_reset()
     # Two compiled game loops in all (2 and 1 games per half), shared below.

@@ -532,9 +532,9 @@ def test_invariants_batch_of_live_and_finished_games(selection):
 
 
 def test_invariants_tictactoe_deep_search():
-    out = c4jax.run_mcts(jax.random.key(5), ttt.env_reset(), 600)
-    _check_tree_invariants(out.search_tree, 600, [True])
-    # The tic-tac-toe game tree is small: 600 simulations reach finished games.
+    out = c4jax.run_mcts(jax.random.key(5), ttt.env_reset(), 1000)
+    _check_tree_invariants(out.search_tree, 1000, [True])
+    # The tic-tac-toe game tree is small: 1,000 simulations reach finished games.
     t = row(out.search_tree)
     assert np.any(t.embeddings.done[t.node_visits > 0])
 
@@ -552,9 +552,7 @@ def test_same_key_same_result_and_batch_rows_equal_single_games():
     chex.assert_trees_all_equal(a, b)
     keys = jax.random.split(key, len(moves))
     for i, m in enumerate(moves):
-        # A batch of several runs one lane by default, one game four
-        # (SearchOptions.lanes): the same lanes give the same tree.
-        single = c4jax.run_mcts(keys[i], c4.from_moves(m), 80, lanes=1)
+        single = c4jax.run_mcts(keys[i], c4.from_moves(m), 80)
         assert int(single.action) == int(a.action[i])
         chex.assert_trees_all_equal(single.visit_counts, a.visit_counts[i])
         chex.assert_trees_all_close(single.qvalues, a.qvalues[i])
@@ -567,15 +565,18 @@ def test_same_key_same_result_and_batch_rows_equal_single_games():
     chex.assert_trees_all_equal(a, c)
 
 
-def test_default_lanes_are_four_for_one_game_and_one_for_a_batch():
+def test_the_default_is_one_lane_for_one_game_and_for_a_batch():
     opts = c4jax.SearchOptions()
     assert opts.lanes is None
-    assert (opts.lanes_for(1), opts.lanes_for(2), opts.lanes_for(64)) == (4, 1, 1)
+    assert (opts.lanes_for(1), opts.lanes_for(2), opts.lanes_for(64)) == (1, 1, 1)
     assert c4jax.SearchOptions(selection="gumbel").lanes_for(1) == 1
     assert c4jax.SearchOptions(lanes=8).lanes_for(64) == 8
     env, key = c4.from_moves("4453"), jax.random.key(3)
     default = c4jax.run_mcts(key, env, 40)
-    chex.assert_trees_all_equal(default, c4jax.run_mcts(key, env, 40, lanes=4))
+    chex.assert_trees_all_equal(default, c4jax.run_mcts(key, env, 40, lanes=1))
+    four = c4jax.run_mcts(key, env, 40, lanes=4)
+    assert int(four.visit_counts.sum()) == int(default.visit_counts.sum()) == 40
+    assert not np.array_equal(four.search_tree.children_visits, default.search_tree.children_visits)
     # A batch of one is one game.
     one = c4jax.run_mcts(key[None], stack([env]), 40)
     chex.assert_trees_all_equal(default.search_tree, one.search_tree)

@@ -16,8 +16,8 @@ __all__ = ["DEFAULT_LANES", "MCTX_RECIPE", "QTRANSFORMS", "SELECTIONS", "SearchO
 SELECTIONS = ("puct", "uct", "gumbel")
 QTRANSFORMS = ("min_max", "parent_and_siblings", "mix_value")
 UNVISITED_Q = ("loss", "parent")
-# Simulations per step on one tree for PUCT and UCT (SearchOptions.lanes).
-DEFAULT_LANES = 4
+# Simulations per step on one tree when SearchOptions.lanes is None.
+DEFAULT_LANES = 1
 MAX_LANES = 1024  # simulations of one search step: more only exhausts memory
 # mctx's recipe (uniform prior, one uniformly random rollout per leaf, one
 # simulation at a time, an unvisited action scored as a loss): with these and
@@ -64,8 +64,8 @@ class SearchOptions:
       ``False``: plain mean backups (mctx's tree where no game ends).
     lanes: simulations per step on one tree (tree parallelisation with
       virtual loss, Chaslot et al. 2008), 1..:data:`MAX_LANES`; ``None``:
-      :data:`DEFAULT_LANES` for one game with PUCT or UCT, else 1 (a batch
-      row then equals the single-game search with ``lanes=1``).
+      :data:`DEFAULT_LANES` (one simulation at a time, so batch row ``b``
+      equals the single-game search of game ``b``).
     unvisited_q: the ``"min_max"`` score of an unvisited action: ``"parent"``
       (the node's value, first-play urgency) or ``"loss"`` (mctx's rule).
 
@@ -140,12 +140,9 @@ class SearchOptions:
         return dataclasses.replace(self, qtransform=qt)
 
     def lanes_for(self, num_games: int) -> int:
-        """The lanes a search of ``num_games`` games runs: ``lanes``, or for
-        ``None`` :data:`DEFAULT_LANES` for one game (PUCT, UCT) and 1 for a
-        batch of several games or Gumbel."""
-        if self.lanes is not None:
-            return self.lanes
-        return DEFAULT_LANES if num_games == 1 and self.selection != "gumbel" else 1
+        """The lanes a search of ``num_games`` games runs: ``lanes``, or
+        :data:`DEFAULT_LANES` for ``None`` (at any ``num_games``)."""
+        return DEFAULT_LANES if self.lanes is None else self.lanes
 
 
 MAX_NODES = 2**31 - 1  # mctx's node indices are int32
