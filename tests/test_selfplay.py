@@ -136,9 +136,8 @@ def test_the_same_games_on_1_and_4_devices(run, tmp_path_factory):
         for d in (1, 4):
             r = c4jax.selfplay(jax.random.key(0), {N}, {GAMES}, ttt.env_reset(), devices=d, **{SETTINGS!r})
             out[d] = [g.to_json() for g in r.games]
-        # The arena shards its games the same way (one lane: a device may
-        # hold one game per side).
-        a = c4jax.mcts_player({N}, lanes=1)
+        # The arena shards its games the same way.
+        a = c4jax.mcts_player({N})
         for d in (1, 4):
             r = c4jax.arena(jax.random.key(1), a, c4jax.random_player(), 6, ttt.env_reset(), devices=d)
             out[f"arena{{d}}"] = [g.to_json() for g in r.games]

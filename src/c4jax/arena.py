@@ -226,11 +226,8 @@ def play_games(
       env: the starting position of every game (one unbatched, running game).
       on_progress: called after every ply as ``on_progress(ply, finished)``
         with the number of finished games (padding rows included).
-      devices: local devices to shard the games over (default: all).  A
-        game does not depend on it, as long as each device holds more than
-        one game per side (an MCTS player searching one game alone runs 4
-        lanes by default, :attr:`c4jax.SearchOptions.lanes`; pass
-        ``lanes`` to the player to make that hold too).
+      devices: local devices to shard the games over (default: all); a
+        game does not depend on it.
     Returns:
       ``(records, run_seconds, compile_seconds)``; ``records[g]`` is game
       ``g``'s :class:`GameRecord`; ``compile_seconds`` is 0 when the same

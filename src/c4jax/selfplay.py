@@ -137,9 +137,9 @@ def _make_fns(player, temperature_plies: int, temperature: float, max_plies: int
 
 def search_options(options: dict):
     """Self-play's :class:`~c4jax.search.options.SearchOptions` from search
-    keyword arguments: ``lanes`` defaults to a batch's (1) however few games
-    a device holds, since a game must not depend on the number of devices.
-    Raises ``ValueError`` for a bad option."""
+    keyword arguments, ``lanes=None`` written out as the lanes it runs (1),
+    as records stamp it (:func:`run_settings`).  Raises ``ValueError`` for
+    a bad option."""
     opts = options_from_kwargs(options)
     return opts if opts.lanes is not None else dataclasses.replace(opts, lanes=1)
 
