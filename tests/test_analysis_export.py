@@ -131,7 +131,9 @@ def test_dot_writes_values_as_the_table_does():
     written -0.000."""
     from c4jax.analysis import fmt_q, root_value_text, shown_q
 
-    out = c4jax.run_mcts(jax.random.key(1), ttt.from_moves("1593"), 40)  # X wins in 3 by cell 7
+    # X wins in 3 by cell 7.  Four lanes prove the root late enough that
+    # its mean stays below +1 (one lane proves it before any rollout fails).
+    out = c4jax.run_mcts(jax.random.key(1), ttt.from_moves("1593"), 40, lanes=4)
     tree = jax.device_get(out.search_tree)
     assert float(tree.node_values[0, 0]) < 1.0 == float(out.value)  # the mean is below the proven +1
     dot = c4jax.tree_to_dot(out.search_tree)
