@@ -36,6 +36,17 @@ def test_check_int_refuses_with_one_message_shape(value, kwargs, message):
         check_int("n", value, **kwargs)
 
 
+def test_an_array_is_named_as_one():
+    import jax.numpy as jnp
+
+    for value in (jnp.int32(10), np.array([3])):
+        with pytest.raises(ValueError, match=r"^n must be an int >= 1; got .*\(an array: pass a plain Python value, "
+                                             r"fixed when the program is compiled\)$"):
+            check_int("n", value, lo=1)
+    with pytest.raises(ValueError, match=r"\(an array: pass a plain Python value"):
+        check_number("x", jnp.float32(0.5), 0)
+
+
 @pytest.mark.parametrize("value, kwargs, message", [
     (0, dict(lo=0, lo_open=True), "x must be a finite number > 0; got 0"),
     (float("nan"), dict(), "x must be a finite number; got nan"),

@@ -25,7 +25,10 @@ def plain(value: Any) -> Any:
 
 
 def _got(value: Any) -> str:
-    return repr(value)[:80]
+    text = repr(value)[:80]
+    if hasattr(value, "shape") and hasattr(value, "dtype"):  # a JAX or NumPy array
+        text += " (an array: pass a plain Python value, fixed when the program is compiled)"
+    return text
 
 
 def int_range(lo: int | None, hi: int | None) -> str:
