@@ -1,9 +1,7 @@
 """Search cost against tree size: is a simulation's cost flat from 250 to 64,000 simulations?
 
-Connect 4 (7x6), empty board, ``c4jax.run_mcts`` with its defaults (since
-issue 9: PUCT, heuristic prior and rollouts, first-play urgency, the solver,
-one lane; before it, mctx's recipe: uniform
-prior, one uniform random rollout per leaf, one lane), called
+Connect 4 (7x6), empty board, ``c4jax.run_mcts`` with its defaults (PUCT,
+heuristic prior and rollouts, first-play urgency, the solver, one lane), called
 through ``jax.jit`` with a new key per call, next to OpenSpiel's C++
 ``MCTSBot`` (UCT c = 2, one random rollout per leaf, ``solve=False``, one
 thread) at the same simulation counts, all in the same run:

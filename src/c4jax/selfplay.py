@@ -35,7 +35,7 @@ from c4jax.keys import as_key
 from c4jax.players import mcts_player
 from c4jax.search.output import sample_by_visits
 from c4jax.validation import check_int, check_number
-from c4jax.search.options import options_from_kwargs
+from c4jax.search.options import DEFAULT_LANES, options_from_kwargs
 from c4jax import connect4
 
 __all__ = ["SelfPlayResult", "selfplay", "MAX_GAMES"]
@@ -137,11 +137,11 @@ def _make_fns(player, temperature_plies: int, temperature: float, max_plies: int
 
 def search_options(options: dict):
     """Self-play's :class:`~c4jax.search.options.SearchOptions` from search
-    keyword arguments, ``lanes=None`` written out as the lanes it runs (1),
+    keyword arguments, ``lanes=None`` written out as the lanes it runs,
     as records stamp it (:func:`run_settings`).  Raises ``ValueError`` for
     a bad option."""
     opts = options_from_kwargs(options)
-    return opts if opts.lanes is not None else dataclasses.replace(opts, lanes=1)
+    return opts if opts.lanes is not None else dataclasses.replace(opts, lanes=DEFAULT_LANES)
 
 
 def run_settings(opts, temperature_plies: int, temperature: float) -> tuple[tuple[str, Any], ...]:

@@ -27,8 +27,8 @@ fix), when ``XLA_FLAGS`` does not set them already (yours win), and unless
    search, the arena's and self-play's game loops) on the CPU:
    :data:`CPU_OPT_LEVEL` (2), passed per compilation
    (:func:`compiler_options`), not in ``XLA_FLAGS``, so your own programs
-   keep XLA's default (3).  Level 2 compiles the search faster than 3 and
-   runs it as fast (``benchmarks/search_throughput.py --opt-levels``).  An
+   keep XLA's default (3).  Level 2 runs the search as fast as 3 or faster
+   and compiles it no slower (``benchmarks/search_throughput.py --opt-levels``).  An
    ``xla_backend_optimization_level`` in ``XLA_FLAGS`` wins, and
    ``C4JAX_XLA_FLAGS=0`` leaves XLA's default.
 

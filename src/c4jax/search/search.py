@@ -201,6 +201,7 @@ def compiled_search(keys, envs, tree, opts: SearchOptions, num_simulations: int,
     args = (keys, envs, tree)
     games = keys.shape[0]
     mesh = layout.cpu_mesh(games, args)
+    options = compiler_options(jax.default_backend())
     if mesh is not None:
         # The games padded to a multiple of the devices and placed on them;
         # the program is lowered from their shapes.
@@ -217,16 +218,16 @@ def compiled_search(keys, envs, tree, opts: SearchOptions, num_simulations: int,
         _gumbel_simulations(opts, num_simulations),
         None if mesh is None else tuple(d.id for d in mesh.devices.flat),
         layout.BLOCK,
-        tuple(sorted(compiler_options(jax.default_backend()).items())),
+        tuple(sorted(options.items())),
     )
     count = np.int32(num_simulations)
     if mesh is None and opts.prior_fn is None and opts.value_fn is None and programs.directory() is not None:
         fn = compiled.compiled(signature + ("exported",),
-                               lambda: _compile_exported(args, opts, num_simulations, continuing))
+                               lambda: _compile_exported(args, opts, num_simulations, continuing, options))
         return lambda keys, envs, tree: fn(keys, envs, tree, count)
     fn = compiled.compiled(
-        signature, lambda: lower_search(*args, opts, num_simulations, continuing, mesh).compile(
-            compiler_options=compiler_options(jax.default_backend())))
+        signature,
+        lambda: lower_search(*args, opts, num_simulations, continuing, mesh).compile(compiler_options=options))
     if mesh is None:
         return lambda keys, envs, tree: fn(keys, envs, tree, count)
 
@@ -238,10 +239,11 @@ def compiled_search(keys, envs, tree, opts: SearchOptions, num_simulations: int,
     return run
 
 
-def _compile_exported(args, opts: SearchOptions, num_simulations: int, continuing: bool):
-    """The search of ``args`` (one device) compiled from its traced program
-    kept on disk (:mod:`c4jax.search.programs`; traced and kept on a miss):
-    ``run(keys, envs, tree, count) -> SearchOutput``."""
+def _compile_exported(args, opts: SearchOptions, num_simulations: int, continuing: bool, options: dict):
+    """The search of ``args`` (one device) compiled with XLA's ``options``
+    from its traced program kept on disk (:mod:`c4jax.search.programs`;
+    traced and kept on a miss): ``run(keys, envs, tree, count) ->
+    SearchOutput``."""
     gumbel = _gumbel_simulations(opts, num_simulations)
     impl = functools.partial(_search_batch_impl, opts=opts, continuing=continuing, gumbel_simulations=gumbel)
     leaves, in_tree = jax.tree.flatten(args + (np.int32(num_simulations),))
@@ -253,8 +255,7 @@ def _compile_exported(args, opts: SearchOptions, num_simulations: int, continuin
         flat_fn, leaves, (str(in_tree), repr(args[1].game), repr(opts), gumbel, continuing, layout.BLOCK))
     front = len(jax.tree.leaves(args[:2]))
     donate = tuple(range(front, front + len(jax.tree.leaves(args[2])))) if continuing else ()
-    exe = jax.jit(exported.call, donate_argnums=donate).lower(*leaves).compile(
-        compiler_options=compiler_options(jax.default_backend()))
+    exe = jax.jit(exported.call, donate_argnums=donate).lower(*leaves).compile(compiler_options=options)
 
     def run(keys, envs, tree, count):
         return jax.tree.unflatten(out_tree, exe(*jax.tree.leaves((keys, envs, tree, count))))
