@@ -25,6 +25,7 @@ Run:  python benchmarks/search_throughput.py [--repeats 5] [--quick]
       python benchmarks/search_throughput.py --batches 1,1024,8192,32768   (c4jax alone)
       python benchmarks/search_throughput.py --blocks 1,8,32   (games per block on a CPU device)
       python benchmarks/search_throughput.py --opt-levels 2,3   (LLVM's level for the search on the CPU)
+      python benchmarks/search_throughput.py --lsr   (LLVM's loop strength reduction off, c4jax's default, and on)
 (``--quick``: small shapes and 2 rounds, a smoke run whose figures mean little.)
 
 Targets (checked on the full run): uniform rollouts at batch 256 >= 4x and at
@@ -41,7 +42,9 @@ import json
 import os
 import pathlib
 import platform
+import re
 import statistics
+import subprocess
 import sys
 import time
 from typing import Callable
@@ -238,6 +241,47 @@ def levels_only(args, repeats: int, log, out) -> int:
     return 0
 
 
+def lsr_only(args, repeats: int, log, out) -> int:
+    """``--lsr``: the default search at batch 1 x 1,000 and 1,024 x
+    --batch-sims with LLVM's loop strength reduction off (c4jax's default,
+    :data:`c4jax.xla_flags.LLVM_NO_LSR`) and on.  ``XLA_FLAGS`` is read when
+    JAX starts, so each setting runs in fresh processes (``--batches``),
+    alternating, twice each; the figures are the medians of both."""
+    from rich.table import Table
+
+    flags = os.environ.get("XLA_FLAGS", "")  # with what import c4jax added
+    on = re.sub(rf"{xla_flags.LLVM_NO_LSR}(?=[,\s]|$)", f"{xla_flags.LLVM_NO_LSR}=false", flags)
+    if jax.default_backend() != "cpu" or on == flags:
+        raise SystemExit("--lsr: only on the CPU, with c4jax's XLA flags (and no -disable-lsr of yours)")
+    settings = {"off (default)": flags, "on": on}
+    runs: dict[tuple[str, int], list[dict]] = {}
+    for turn in range(2):
+        for name, value in settings.items():
+            log(f"LLVM loop strength reduction {name}, process {turn + 1} of 2")
+            proc = subprocess.run(
+                [sys.executable, __file__, "--batches", "1,1024", "--batch-sims", str(args.batch_sims),
+                 "--repeats", str(repeats)],
+                env={**os.environ, "XLA_FLAGS": value}, capture_output=True, text=True)
+            if proc.returncode != 0:
+                raise SystemExit(f"--lsr: the run with loop strength reduction {name} failed:\n{proc.stderr[-2000:]}")
+            for line in proc.stdout.splitlines():
+                if line.startswith("{"):
+                    rec = json.loads(line)
+                    runs.setdefault((name, rec["batch"]), []).append(rec)
+    table = Table(title=f"c4jax run_mcts, LLVM's loop strength reduction off and on (2 processes each, "
+                        f"median of {repeats} rounds in each)")
+    for col in ("loop strength reduction", "batch x simulations", "us/sim/game", "compile s"):
+        table.add_column(col, justify="left" if col == "loop strength reduction" else "right")
+    for (name, batch), recs in runs.items():
+        us = statistics.median(r["us_per_sim_per_game"] for r in recs)
+        compile_s = statistics.median(r["compile_s"] for r in recs)
+        table.add_row(name, f"{batch} x {recs[0]['simulations']}", f"{us:.2f}", f"{compile_s:.2f}")
+        print(json.dumps({"loop_strength_reduction": name, "batch": batch, "us_per_sim_per_game": round(us, 4),
+                          "compile_s": round(compile_s, 3), "runs": recs}))
+    out.print(table)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeats", type=int, default=5, help="timed rounds (median); default 5")
@@ -256,6 +300,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--opt-levels", default=None, metavar="LIST",
                         help="c4jax alone, the search compiled at each of these LLVM optimisation levels (e.g. 2,3; "
                         "CPU only); no peers, no targets")
+    parser.add_argument("--lsr", action="store_true",
+                        help="c4jax alone at batch 1 and 1,024 with LLVM's loop strength reduction off (the default) "
+                        "and on, in fresh processes (CPU only); no peers, no targets")
     args = parser.parse_args(argv)
     repeats = 2 if args.quick else args.repeats
     if repeats < 1:
@@ -271,6 +318,8 @@ def main(argv: list[str] | None = None) -> int:
     b1_sims, sims, batches = (100, 20, (16, 64)) if args.quick else (1000, 200, BATCHES)
     if args.blocks:
         return blocks_only(args, repeats, log, out)
+    if args.lsr:
+        return lsr_only(args, repeats, log, out)
     if args.opt_levels:
         return levels_only(args, repeats, log, out)
     if args.batches:

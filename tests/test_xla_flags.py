@@ -11,12 +11,23 @@ import sys
 import pytest
 
 from c4jax import xla_flags
-from c4jax.xla_flags import DEVICES_ENV, DEVICES_KEY, LOOP_BYTES, THRESHOLD_KEY, flags_with_cpu_devices, flags_with_loop_threshold
+from c4jax.xla_flags import (
+    DEVICES_ENV,
+    DEVICES_KEY,
+    LLVM_NO_LSR,
+    LOOP_BYTES,
+    THRESHOLD_KEY,
+    flags_with_cpu_devices,
+    flags_with_llvm_option,
+    flags_with_loop_threshold,
+)
 
 ENTRY = f"--xla_backend_extra_options={THRESHOLD_KEY}={LOOP_BYTES}"
 CORES = len(os.sched_getaffinity(0))
-# What import c4jax adds on this machine: the threshold, and one CPU device per core.
-ADDED = ENTRY + (f" {DEVICES_KEY}={CORES}" if CORES > 1 else "")
+# What import c4jax adds on this machine: the threshold and LLVM's options
+# (without a GPU or TPU plugin), and one CPU device per core.
+EXTRA = ENTRY + ("" if xla_flags.accelerator_plugin_installed() else f",{LLVM_NO_LSR}")
+ADDED = EXTRA + (f" {DEVICES_KEY}={CORES}" if CORES > 1 else "")
 
 
 @pytest.mark.parametrize(
@@ -33,6 +44,32 @@ ADDED = ENTRY + (f" {DEVICES_KEY}={CORES}" if CORES > 1 else "")
 )
 def test_flags_with_loop_threshold(flags, expected):
     assert flags_with_loop_threshold(flags) == expected
+
+
+@pytest.mark.parametrize(
+    "flags, expected",
+    [
+        ("", f"--xla_backend_extra_options={LLVM_NO_LSR}"),
+        ("--xla_backend_extra_options=a=1 --x=2", f"--xla_backend_extra_options=a=1,{LLVM_NO_LSR} --x=2"),
+        # The user's own setting of the option wins, whatever its value.
+        ("--xla_backend_extra_options=-disable-lsr=false", "--xla_backend_extra_options=-disable-lsr=false"),
+        ("--xla_backend_extra_options=a=1,-disable-lsr", "--xla_backend_extra_options=a=1,-disable-lsr"),
+        # Another option whose name starts the same is another option.
+        ("--xla_backend_extra_options=-disable-lsr-x", f"--xla_backend_extra_options=-disable-lsr-x,{LLVM_NO_LSR}"),
+    ],
+)
+def test_flags_with_llvm_option(flags, expected):
+    assert flags_with_llvm_option(flags) == expected
+
+
+def test_the_llvm_option_is_left_out_where_an_accelerator_plugin_is_installed(monkeypatch):
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: object() if name == "jax_plugins" else real(name, *a))
+    assert xla_flags.accelerator_plugin_installed()
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None)
+    assert not xla_flags.accelerator_plugin_installed()
 
 
 @pytest.mark.parametrize("bad", [-1, 1.5, True, "8"])
@@ -90,8 +127,16 @@ def test_import_raises_the_threshold_and_the_heuristic_rollout_becomes_one_kerne
 def test_the_users_threshold_is_kept():
     user = _probe(XLA_FLAGS=f"--xla_backend_extra_options={THRESHOLD_KEY}=0")
     assert user["status"] == "user" and user["in_effect"] == 0
-    assert user["flags"].split()[0] == f"--xla_backend_extra_options={THRESHOLD_KEY}=0"
+    assert user["flags"].split()[0].startswith(f"--xla_backend_extra_options={THRESHOLD_KEY}=0")
     assert user["small_loops"] == 0  # 0 turns the pass off: the user's setting, not ours
+
+
+def test_the_users_llvm_option_is_kept_and_llvm_accepts_ours():
+    """LLVM stops the process at an option it does not know: the probes'
+    compiles (with c4jax's option, and with the user's) show it is LLVM's."""
+    user = _probe(XLA_FLAGS="--xla_backend_extra_options=-disable-lsr=false")
+    assert user["flags"].split()[0] == f"--xla_backend_extra_options=-disable-lsr=false,{THRESHOLD_KEY}={LOOP_BYTES}"
+    assert user["small_loops"] == 2
 
 
 def test_importing_after_jax_ran_warns_once_and_changes_nothing():
@@ -123,10 +168,10 @@ def test_a_bad_device_count_is_a_value_error(bad):
 
 def test_the_cpu_devices_follow_the_environment_variable_and_the_users_flags():
     assert _probe(**{DEVICES_ENV: "3"})["cpu_devices"] == 3
-    assert _probe(**{DEVICES_ENV: "1"})["flags"] == ENTRY
+    assert _probe(**{DEVICES_ENV: "1"})["flags"] == EXTRA
     assert _probe(XLA_FLAGS=f"{DEVICES_KEY}=5", **{DEVICES_ENV: "3"})["cpu_devices"] == 5
     bad = _probe(**{DEVICES_ENV: "two"})
-    assert bad["cpu_devices"] == 1 and bad["flags"] == ENTRY
+    assert bad["cpu_devices"] == 1 and bad["flags"] == EXTRA
     assert len(bad["warnings"]) == 1 and "C4JAX_CPU_DEVICES must be an int >= 1" in bad["warnings"][0]
 
 

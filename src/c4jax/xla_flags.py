@@ -1,4 +1,4 @@
-"""c4jax's CPU tuning, all in one place: two XLA flags that ``import c4jax``
+"""c4jax's CPU tuning, all in one place: the XLA flags that ``import c4jax``
 sets, and the sizes the search reads on the CPU.  GPU and TPU ignore them.
 
 1. XLA's loop threshold.  XLA's CPU backend compiles a ``while`` loop into
@@ -17,13 +17,24 @@ sets, and the sizes the search reads on the CPU.  GPU and TPU ignore them.
    core, so a batch uses every core only when split over several devices
    (:mod:`c4jax.search.layout`).  JAX's default device does not change.
 
-Both are ``XLA_FLAGS`` entries, read once when JAX starts its first backend
-(not settable per compilation), so ``import c4jax`` adds them when JAX has
-not started a backend yet (else it warns once, on the CPU, and names the
-fix), when ``XLA_FLAGS`` does not set them already (yours win), and unless
-``C4JAX_XLA_FLAGS=0`` (the opt-out; ``C4JAX_CPU_DEVICES=1`` keeps one device).
+3. LLVM's loop strength reduction off (:data:`LLVM_NO_LSR`, an LLVM
+   option in ``--xla_backend_extra_options``).  On the search's one-kernel
+   loop it is the costliest pass of the compile (about a third of LLVM's
+   time) and buys no speed: the search compiles about 1.4 s sooner and runs
+   as fast or faster (``benchmarks/search_throughput.py --lsr``).  Added only
+   where no GPU or TPU plugin of jaxlib is installed (there the flag would
+   reach their LLVM backends too); ``-disable-lsr=false`` in ``XLA_FLAGS``
+   keeps the pass.
 
-3. LLVM's optimisation level for c4jax's own compiled programs (the
+All three are ``XLA_FLAGS`` entries, read once when JAX starts its first
+backend (not settable per compilation: XLA takes no per-compilation LLVM
+options), so ``import c4jax`` adds them when JAX has not started a backend
+yet (else it warns once, on the CPU, and names the fix), when ``XLA_FLAGS``
+does not set them already (yours win), and unless ``C4JAX_XLA_FLAGS=0`` (the
+opt-out; ``C4JAX_CPU_DEVICES=1`` keeps one device).  They apply to every CPU
+program of the process, yours included.
+
+4. LLVM's optimisation level for c4jax's own compiled programs (the
    search, the arena's and self-play's game loops) on the CPU:
    :data:`CPU_OPT_LEVEL` (2), passed per compilation
    (:func:`compiler_options`), not in ``XLA_FLAGS``, so your own programs
@@ -32,7 +43,7 @@ fix), when ``XLA_FLAGS`` does not set them already (yours win), and unless
    ``xla_backend_optimization_level`` in ``XLA_FLAGS`` wins, and
    ``C4JAX_XLA_FLAGS=0`` leaves XLA's default.
 
-4. The search's CPU sizes (constants; they change speed, never a tree):
+5. The search's CPU sizes (constants; they change speed, never a tree):
    :data:`CPU_BLOCK` games searched at once per CPU device (1: a device
    searches its games one after another, each as one game's program, which
    on the CPU runs faster per game than any vectorised block of them:
@@ -53,7 +64,7 @@ from c4jax.validation import check_int
 
 __all__ = [
     "CPU_BLOCK", "MIN_GAMES_PER_DEVICE", "FUSED_READS_UP_TO",
-    "LOOP_BYTES", "THRESHOLD_KEY", "OPT_LEVEL_KEY", "CPU_OPT_LEVEL", "compiler_options", "OPT_OUT", "DEVICES_KEY", "DEVICES_ENV", "flags_with_loop_threshold",
+    "LOOP_BYTES", "THRESHOLD_KEY", "LLVM_NO_LSR", "flags_with_llvm_option", "OPT_LEVEL_KEY", "CPU_OPT_LEVEL", "compiler_options", "OPT_OUT", "DEVICES_KEY", "DEVICES_ENV", "flags_with_loop_threshold",
     "flags_with_cpu_devices", "cpu_devices_wanted", "loop_threshold_status",
 ]
 
@@ -63,6 +74,7 @@ FUSED_READS_UP_TO = 8
 
 THRESHOLD_KEY = "xla_cpu_small_while_loop_byte_threshold"
 OPT_LEVEL_KEY = "xla_backend_optimization_level"
+LLVM_NO_LSR = "-disable-lsr"
 CPU_OPT_LEVEL = 2
 LOOP_BYTES = 1 << 30
 OPT_OUT = "C4JAX_XLA_FLAGS"
@@ -87,7 +99,20 @@ def flags_with_loop_threshold(flags: str, threshold: int = LOOP_BYTES) -> str:
     check_int("threshold", threshold, 0, note="(bytes)")
     if THRESHOLD_KEY in flags:
         return flags
-    entry = f"{THRESHOLD_KEY}={threshold}"
+    return _with_extra_option(flags, f"{THRESHOLD_KEY}={threshold}")
+
+
+def flags_with_llvm_option(flags: str, option: str = LLVM_NO_LSR) -> str:
+    """``flags`` with the LLVM ``option`` (``"-name"`` or ``"-name=value"``)
+    added to ``--xla_backend_extra_options``, or unchanged if they name the
+    option already (with any value)."""
+    name = option.split("=", 1)[0]
+    if re.search(rf"(?:^|[=,]){re.escape(name)}(?:[=,\s]|$)", flags):
+        return flags
+    return _with_extra_option(flags, option)
+
+
+def _with_extra_option(flags: str, entry: str) -> str:
     tokens = flags.split()
     for i, token in enumerate(tokens):
         if token.startswith(_EXTRA):
@@ -95,6 +120,15 @@ def flags_with_loop_threshold(flags: str, threshold: int = LOOP_BYTES) -> str:
             tokens[i] = _EXTRA + (f"{existing},{entry}" if existing else entry)
             return " ".join(tokens)
     return " ".join(tokens + [_EXTRA + entry])
+
+
+def accelerator_plugin_installed() -> bool:
+    """Whether a GPU or TPU plugin of jaxlib is installed (the
+    ``jax_plugins`` namespace of the CUDA and ROCm plugins, or ``libtpu``),
+    found without importing it."""
+    from importlib.util import find_spec
+
+    return any(find_spec(name) is not None for name in ("jax_plugins", "libtpu"))
 
 
 def flags_with_cpu_devices(flags: str, devices: int) -> str:
@@ -152,8 +186,9 @@ def _backends_started() -> bool:
 
 
 def configure_at_import() -> None:
-    """Adds the loop threshold to ``XLA_FLAGS`` (see the module docstring);
-    called once by ``import c4jax``."""
+    """Adds the loop threshold, the CPU devices and LLVM's options to
+    ``XLA_FLAGS`` (see the module docstring); called once by ``import
+    c4jax``."""
     global _status
     flags = os.environ.get("XLA_FLAGS", "")
     if os.environ.get(OPT_OUT, "").strip() == "0":
@@ -173,6 +208,8 @@ def configure_at_import() -> None:
             warnings.warn(f"c4jax: {e}; one CPU device is kept", stacklevel=3)
             devices = 1
         os.environ["XLA_FLAGS"] = flags_with_cpu_devices(os.environ["XLA_FLAGS"], devices)
+        if not accelerator_plugin_installed():
+            os.environ["XLA_FLAGS"] = flags_with_llvm_option(os.environ["XLA_FLAGS"])
 
 
 def _warn_if_cpu() -> None:
@@ -187,7 +224,7 @@ def _warn_if_cpu() -> None:
             "c4jax: JAX had already run code before `import c4jax`, so XLA's CPU loop threshold could not be "
             "raised nor one CPU device per core made: a search runs about half as fast and a batch uses one "
             "core. Import c4jax before running JAX code, or start Python with "
-            f"XLA_FLAGS='{_EXTRA}{THRESHOLD_KEY}={LOOP_BYTES} {DEVICES_KEY}={devices}' "
+            f"XLA_FLAGS='{_EXTRA}{THRESHOLD_KEY}={LOOP_BYTES},{LLVM_NO_LSR} {DEVICES_KEY}={devices}' "
             f"(set {OPT_OUT}=0 to silence this).",
             stacklevel=3,
         )
