@@ -40,7 +40,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import warnings
-from typing import Any
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -350,21 +350,33 @@ def _search_batch_impl(keys, envs, tree, num_simulations, opts: SearchOptions, g
     if gumbel_simulations is not None:
         num_simulations = gumbel_simulations
     keys = search_keys(keys)  # the same numbers, drawn by fused kernels
+    platform = jax.default_backend()
+    games = keys.shape[0]
 
-    def block(k, e, t=None):
-        if k.shape[0] == 1:
-            # One game: the search without vmap, the batch axis of one added
-            # back.  The same numbers (vmap's rows are independent); on the
-            # CPU the fastest way to search a game (c4jax.search.layout).
-            row = functools.partial(jax.tree.map, lambda x: x[0])
-            one = _search_one(k[0], row(e), None if t is None else row(t), opts, num_simulations,
-                              continuing and t is not None)
-            return jax.tree.map(lambda x: x[None], one)
-        return jax.vmap(lambda k, e, t: _search_one(k, e, t, opts, num_simulations, continuing and t is not None),
-                        in_axes=(0, 0, None if t is None else 0))(k, e, t)
+    def per_game(fn):
+        """``fn`` (one game's arrays in, one game's out) over the batch, in
+        the blocks of :mod:`c4jax.search.layout`: a block of one game runs
+        ``fn`` without vmap (the same numbers: vmap's rows are independent;
+        on the CPU the fastest way to search a game), a wider one vmapped."""
+        def block(*args):
+            if jax.tree.leaves(args)[0].shape[0] == 1:
+                one = fn(*jax.tree.map(lambda x: x[0], args))
+                return jax.tree.map(lambda x: x[None], one)
+            return jax.vmap(fn)(*args)
 
-    searched = layout.in_blocks(block, keys.shape[0], jax.default_backend())
-    return searched(keys, envs) if tree is None else searched(keys, envs, tree)
+        return layout.in_blocks(block, games, platform)
+
+    # Three stages, each over the batch: each is its own loop over the games,
+    # so XLA's CPU backend compiles each into a kernel of its own, and
+    # compiles them at once (one loop holding them all is one kernel,
+    # compiled by one thread).  Between them pass only the root's evaluation
+    # and the trees the search returns.
+    reused = continuing and tree is not None
+    roots = per_game(functools.partial(_evaluate_root, opts=opts, continuing=reused))(keys, envs)
+    simulate = functools.partial(_simulate, opts=opts, num_simulations=num_simulations, continuing=reused)
+    tree, non_finite = per_game(simulate)(envs, roots) if tree is None else per_game(simulate)(envs, roots, tree)
+    out = per_game(functools.partial(_search_finish, opts=opts))(roots.action_key, tree, envs, non_finite)
+    return out.replace(search_tree=tree)
 
 
 # ---------------------------------------------------------------------------
@@ -382,13 +394,36 @@ def _dirichlet(key, logits, legal, fraction, alpha):
     return jnp.where(legal, jnp.log(jnp.maximum(mixed, tiny)), jnp.finfo(jnp.float32).min)
 
 
-def _root_tree(key, noise_key, env: Env, tree, opts: SearchOptions, solver,
-               continuing: bool) -> tuple[mctx.Tree, jax.Array]:
-    """The tree to search: a fresh root, or the reused ``tree`` if its root is
-    ``env`` (with this search's root prior, noise and legal mask);
-    ``continuing`` (static): ``tree``'s root is ``env``, unchecked (the
-    anytime driver's chunks).  With it ``int32[]``: the root's evaluations
-    whose user function gave NaN or infinity."""
+class RootEvaluation(NamedTuple):
+    """What the first stage of one game's search computes (:func:`_evaluate_root`).
+
+    logits: ``float32[A]``, the root's prior (noise mixed in, masked);
+      ``prior_bad``: ``int32[]``, 1 if ``prior_fn`` gave NaN or infinity.
+    root_gumbel: ``float32[A]`` (Gumbel search) or ``None``.
+    value, value_bad: the root's leaf value and its non-finite flag; bounds
+      ``lower``, ``upper``, ``plies`` (:meth:`static_bounds`); zeros when the
+      tree is continued (its root is valued already).
+    search_key, action_key: the keys of the simulations and of the output.
+    """
+
+    logits: jax.Array
+    prior_bad: jax.Array
+    root_gumbel: jax.Array | None
+    value: jax.Array
+    value_bad: jax.Array
+    lower: jax.Array
+    upper: jax.Array
+    plies: jax.Array
+    search_key: jax.Array
+    action_key: jax.Array
+
+
+def _evaluate_root(key, env: Env, *, opts: SearchOptions, continuing: bool) -> RootEvaluation:
+    """The first stage of one game's search: its root's prior, noise and
+    value, and its keys.  ``continuing`` (static): the anytime driver's later
+    chunks (the tree's root is valued already)."""
+    root_key, policy_key = jax.random.split(key)
+    action_key, noise_key, search_key = jax.random.split(policy_key, 3)
     legal = env.game.legal_action_mask(env)
     logits, prior_bad = prior_and_flag(env, opts.prior, opts.prior_fn)
     root_gumbel = None
@@ -396,8 +431,28 @@ def _root_tree(key, noise_key, env: Env, tree, opts: SearchOptions, solver,
         root_gumbel = opts.gumbel_scale * jax.random.gumbel(noise_key, logits.shape)
     elif opts.dirichlet_fraction > 0:
         logits = _dirichlet(noise_key, logits, legal, opts.dirichlet_fraction, opts.dirichlet_alpha)
-    logits = masked_prior(logits, legal)
-    prior_bad = (prior_bad & ~env.done).astype(jnp.int32)
+    if continuing:
+        value, value_bad = jnp.float32(0), jnp.bool_(False)
+        lower, upper, plies = jnp.float32(0), jnp.float32(0), jnp.int32(0)
+    else:
+        # split(key, 1)[0]: the key make_root_fn gives row 0 of a batch of one.
+        value, value_bad = evaluate_leaf(jax.random.split(root_key, 1)[0], env, opts)
+        lower, upper, plies = make_solver(opts.solver).static_bounds(env)
+    return RootEvaluation(
+        logits=masked_prior(logits, legal), prior_bad=(prior_bad & ~env.done).astype(jnp.int32),
+        root_gumbel=root_gumbel, value=value, value_bad=value_bad, lower=lower, upper=upper, plies=plies,
+        search_key=search_key, action_key=action_key)
+
+
+def _root_tree(root: RootEvaluation, env: Env, tree, opts: SearchOptions,
+               continuing: bool) -> tuple[mctx.Tree, jax.Array]:
+    """The tree to search: a fresh root, or the reused ``tree`` if its root is
+    ``env`` (with this search's root prior, noise and legal mask);
+    ``continuing`` (static): ``tree``'s root is ``env``, unchecked (the
+    anytime driver's chunks).  With it ``int32[]``: the root's evaluations
+    whose user function gave NaN or infinity."""
+    legal = env.game.legal_action_mask(env)
+    logits, prior_bad = root.logits, root.prior_bad
     if continuing:  # (never Gumbel: the driver refuses it)
         tree = tree.replace(root_invalid_actions=(~legal).astype(jnp.float32))
         if opts.dirichlet_fraction == 0:
@@ -407,11 +462,8 @@ def _root_tree(key, noise_key, env: Env, tree, opts: SearchOptions, solver,
         return tree.replace(children_prior_logits=tree.children_prior_logits.at[ROOT].set(logits)), prior_bad
 
     def fresh():
-        # split(key, 1)[0]: the key make_root_fn gives row 0 of a batch of one.
-        value, value_bad = evaluate_leaf(jax.random.split(key, 1)[0], env, opts)
-        lower, upper, plies = solver.static_bounds(env)
-        tree = new_tree(env, logits, value, opts.capacity, root_gumbel, lower, upper, plies)
-        return tree, prior_bad + value_bad.astype(jnp.int32)
+        tree = new_tree(env, logits, root.value, opts.capacity, root.root_gumbel, root.lower, root.upper, root.plies)
+        return tree, prior_bad + root.value_bad.astype(jnp.int32)
 
     if tree is None:
         return fresh()
@@ -419,7 +471,8 @@ def _root_tree(key, noise_key, env: Env, tree, opts: SearchOptions, solver,
     def reused():
         return tree.replace(
             extra_data=tree.extra_data.replace(
-                root_gumbel=jnp.zeros_like(tree.extra_data.root_gumbel) if root_gumbel is None else root_gumbel),
+                root_gumbel=(jnp.zeros_like(tree.extra_data.root_gumbel) if root.root_gumbel is None
+                             else root.root_gumbel)),
             root_invalid_actions=(~legal).astype(jnp.float32),
             children_prior_logits=tree.children_prior_logits.at[ROOT].set(logits),
         ), prior_bad
@@ -451,11 +504,21 @@ def _descend_lanes(key, tree, select, max_depth: int, lanes: int):
     return jax.lax.fori_loop(0, lanes, lane, (no_edges, paths))[1]
 
 
-def _search_one(key, env: Env, tree, opts: SearchOptions, num_simulations: int, continuing: bool) -> SearchOutput:
-    root_key, policy_key = jax.random.split(key)
-    action_key, noise_key, search_key = jax.random.split(policy_key, 3)
+def _search_finish(action_key, tree, env: Env, non_finite, *, opts: SearchOptions) -> SearchOutput:
+    """The last stage of one game's search: its :class:`SearchOutput`,
+    without ``search_tree`` (``None``; the caller has the tree)."""
+    out = search_output(action_key, tree, env, opts, make_solver(opts.solver), non_finite)
+    return out.replace(search_tree=None)
+
+
+def _simulate(env: Env, root: RootEvaluation, tree=None, *, opts: SearchOptions, num_simulations,
+              continuing: bool) -> tuple[mctx.Tree, jax.Array]:
+    """The second stage of one game's search: the tree to search
+    (:func:`_root_tree`) after ``num_simulations`` simulations, and the
+    evaluations whose user function gave NaN or infinity (``int32[]``)."""
     solver = make_solver(opts.solver)
-    tree, root_non_finite = _root_tree(root_key, noise_key, env, tree, opts, solver, continuing)
+    tree, root_non_finite = _root_tree(root, env, tree, opts, continuing)
+    search_key = root.search_key
     next_free = jnp.sum(tree.node_visits > 0).astype(jnp.int32)
     # Only Gumbel's root selection needs the count, and then it is an int.
     select = make_selection(opts, solver, num_simulations if opts.selection == "gumbel" else None)
@@ -507,4 +570,4 @@ def _search_one(key, env: Env, tree, opts: SearchOptions, num_simulations: int, 
     # The scope names the loop in the compiled program (tests/test_search_cost.py).
     with jax.named_scope("simulations"):
         _, tree, _, _, non_finite = jax.lax.fori_loop(0, num_steps + 1, simulation, init)
-    return search_output(action_key, tree, env, opts, solver, non_finite)
+    return tree, non_finite
