@@ -48,9 +48,7 @@ program of the process, yours included.
    searches its games one after another, each as one game's program, which
    on the CPU runs faster per game than any vectorised block of them:
    ``benchmarks/search_throughput.py --blocks``); :data:`MIN_GAMES_PER_DEVICE`, the fewest games per
-   device worth a split; :data:`FUSED_READS_UP_TO`, the widest node whose
-   children one game reads element by element (XLA fuses up to 8 such reads
-   into one kernel; wider nodes use one gather).
+   device worth a split.
 """
 
 from __future__ import annotations
@@ -63,14 +61,13 @@ import warnings
 from c4jax.validation import check_int
 
 __all__ = [
-    "CPU_BLOCK", "MIN_GAMES_PER_DEVICE", "FUSED_READS_UP_TO",
+    "CPU_BLOCK", "MIN_GAMES_PER_DEVICE",
     "LOOP_BYTES", "THRESHOLD_KEY", "LLVM_NO_LSR", "flags_with_llvm_option", "OPT_LEVEL_KEY", "CPU_OPT_LEVEL", "compiler_options", "OPT_OUT", "DEVICES_KEY", "DEVICES_ENV", "flags_with_loop_threshold",
     "flags_with_cpu_devices", "cpu_devices_wanted", "loop_threshold_status",
 ]
 
 CPU_BLOCK = 1
 MIN_GAMES_PER_DEVICE = 8
-FUSED_READS_UP_TO = 8
 
 THRESHOLD_KEY = "xla_cpu_small_while_loop_byte_threshold"
 OPT_LEVEL_KEY = "xla_backend_optimization_level"

@@ -36,7 +36,6 @@ import mctx
 import numpy as np
 
 from c4jax.env import Env
-from c4jax.xla_flags import FUSED_READS_UP_TO
 
 __all__ = [
     "ILLEGAL_LOGIT",
@@ -246,13 +245,11 @@ def _read_row(x: jax.Array, index, game) -> jax.Array:
 def _read_of_game(arrays, index, game=None):
     """One game's reads of each of ``arrays`` (``[N, ...]``, or ``[B, N,
     ...]`` with ``game`` a static batch index): its row at ``index``
-    (``int32[]``), or, for ``index`` ``int32[A]``, its entries at each of
-    them (an element read each, or one gather for wide nodes)."""
+    (``int32[]``, a dynamic slice), or its entries at each of ``index``
+    (``int32[A]``, one gather)."""
     if index.ndim == 0:
         return [_read_row(x, index, game) for x in arrays]
-    if index.shape[0] > FUSED_READS_UP_TO:
-        return [(x if game is None else x[game])[index] for x in arrays]
-    return [jnp.stack([_read_row(x, index[a], game) for a in range(index.shape[0])]) for x in arrays]
+    return [(x if game is None else x[game])[index] for x in arrays]
 
 
 @jax.custom_batching.custom_vmap
