@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -199,6 +200,9 @@ def test_resume_after_a_kill_plays_only_the_missing_games(resumed):
     assert "Dropped an unfinished last line" in text
     assert f"{len(before)} games already in" in text and f"playing the {60 - len(before)} missing" in text
     assert f"Wrote {60 - len(before)} games" in text
+    # The time is shown to the hundredth: never "0.0 s" beside a rate.
+    seconds = float(re.search(r"simulations in ([0-9.]+) s \(compiling", text).group(1))
+    assert seconds > 0 and re.search(r"simulations in \d+\.\d\d s", text)
     records = c4jax.read_games(out)
     assert sorted(g.index for g in records) == list(range(60))  # each game once
     assert lines(records[: len(before)]) == before  # the killed run's lines kept as they were

@@ -131,6 +131,15 @@ def test_the_users_threshold_is_kept():
     assert user["small_loops"] == 0  # 0 turns the pass off: the user's setting, not ours
 
 
+def test_an_opt_out_value_other_than_0_or_1_warns_once_and_keeps_the_settings():
+    bad = _probe(**{xla_flags.OPT_OUT: "maybe"})
+    assert bad["status"] == "set" and bad["flags"] == ADDED
+    assert len(bad["warnings"]) == 1
+    assert "C4JAX_XLA_FLAGS must be 0 (XLA's own settings) or 1 (c4jax's, the default); got 'maybe'" in bad["warnings"][0]
+    on = _probe(**{xla_flags.OPT_OUT: "1"})
+    assert on["status"] == "set" and on["flags"] == ADDED and on["warnings"] == []
+
+
 def test_the_users_llvm_option_is_kept_and_llvm_accepts_ours():
     """LLVM stops the process at an option it does not know: the probes'
     compiles (with c4jax's option, and with the user's) show it is LLVM's."""

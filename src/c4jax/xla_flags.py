@@ -62,7 +62,7 @@ from c4jax.validation import check_int
 
 __all__ = [
     "CPU_BLOCK", "MIN_GAMES_PER_DEVICE",
-    "LOOP_BYTES", "THRESHOLD_KEY", "LLVM_NO_LSR", "flags_with_llvm_option", "OPT_LEVEL_KEY", "CPU_OPT_LEVEL", "compiler_options", "OPT_OUT", "DEVICES_KEY", "DEVICES_ENV", "flags_with_loop_threshold",
+    "LOOP_BYTES", "THRESHOLD_KEY", "LLVM_NO_LSR", "flags_with_llvm_option", "OPT_LEVEL_KEY", "CPU_OPT_LEVEL", "compiler_options", "OPT_OUT", "opted_out", "DEVICES_KEY", "DEVICES_ENV", "flags_with_loop_threshold",
     "flags_with_cpu_devices", "cpu_devices_wanted", "loop_threshold_status",
 ]
 
@@ -166,9 +166,29 @@ def compiler_options(platform: str) -> dict[str, int]:
     else ``{}``.  For ``.lower(...).compile(compiler_options=...)``."""
     if platform != "cpu" or OPT_LEVEL_KEY in os.environ.get("XLA_FLAGS", ""):
         return {}
-    if os.environ.get(OPT_OUT, "").strip() == "0":
+    if opted_out():
         return {}
     return {OPT_LEVEL_KEY: CPU_OPT_LEVEL}
+
+
+_warned_opt_out = False
+
+
+def opted_out() -> bool:
+    """Whether ``C4JAX_XLA_FLAGS=0`` turns c4jax's XLA settings off.  Unset,
+    empty or ``1``: they stay on; another value warns once (naming the
+    allowed values) and they stay on."""
+    global _warned_opt_out
+    value = os.environ.get(OPT_OUT, "").strip()
+    if value in ("", "1"):
+        return False
+    if value == "0":
+        return True
+    if not _warned_opt_out:
+        _warned_opt_out = True
+        warnings.warn(f"c4jax: {OPT_OUT} must be 0 (XLA's own settings) or 1 (c4jax's, the default); "
+                      f"got {value!r}: c4jax's settings are kept", stacklevel=3)
+    return False
 
 
 def _backends_started() -> bool:
@@ -188,7 +208,7 @@ def configure_at_import() -> None:
     c4jax``."""
     global _status
     flags = os.environ.get("XLA_FLAGS", "")
-    if os.environ.get(OPT_OUT, "").strip() == "0":
+    if opted_out():
         _status = "opted out"
     elif THRESHOLD_KEY in flags:
         _status = "user"

@@ -418,7 +418,7 @@ def _play_and_merge(args, con, game, options: dict, this_run: dict, path: str, i
         d = result.num_devices
         con.print(
             f"{where}{s['games']} games, {s['plies']} plies, {s['simulations']:,} simulations in "
-            f"{s['seconds']:.1f} s (compiling {s['compile_seconds']:.1f} s apart) on {d} "
+            f"{s['seconds']:.2f} s (compiling {s['compile_seconds']:.1f} s apart) on {d} "
             f"{jax.local_devices()[0].platform.upper()} device{'s' if d > 1 else ''}"
         )
         con.print(
