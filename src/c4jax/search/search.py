@@ -367,10 +367,10 @@ def _search_batch_impl(keys, envs, tree, num_simulations, opts: SearchOptions, g
         return layout.in_blocks(block, games, platform)
 
     # Three stages, each over the batch: each is its own loop over the games,
-    # so XLA's CPU backend compiles each into a kernel of its own, and
-    # compiles them at once (one loop holding them all is one kernel,
-    # compiled by one thread).  Between them pass only the root's evaluation
-    # and the trees the search returns.
+    # so XLA's CPU backend compiles each into a kernel of its own (one loop
+    # holding them all is one kernel, one LLVM function, which compiles
+    # slower).  Between them pass only the root's evaluation and the trees
+    # the search returns.
     reused = continuing and tree is not None
     roots = per_game(functools.partial(_evaluate_root, opts=opts, continuing=reused))(keys, envs)
     simulate = functools.partial(_simulate, opts=opts, num_simulations=num_simulations, continuing=reused)
