@@ -151,10 +151,8 @@ def fallible_qvalues(tree: mctx.Tree, max_depth: int) -> jax.Array:
     # An opponent's unexpanded answer: a win at once, a win left to the root's player, or the node's mean.
     envs = tree.embeddings
     game = envs.game
-    # Both players' winning moves at every node, in one computation.
-    both = jax.tree.map(lambda a, b: jnp.stack([a, b]), envs, with_opponent_to_move(envs))
-    wins = jax.vmap(jax.vmap(game.winning_moves))(both)
-    wins_now, to_block = wins[0], wins[1] & legal
+    wins_now = jax.vmap(game.winning_moves)(envs)
+    to_block = jax.vmap(game.winning_moves)(jax.vmap(with_opponent_to_move)(envs)) & legal
     unblocked = jnp.any(to_block, axis=1, keepdims=True) & ~to_block
     unexpanded = jnp.where(wins_now, WIN, jnp.where(unblocked, LOSS, mean[:, None]))
 
