@@ -19,9 +19,8 @@ sets, and the sizes the search reads on the CPU.  GPU and TPU ignore them.
 
 3. LLVM's loop strength reduction off (:data:`LLVM_NO_LSR`, an LLVM
    option in ``--xla_backend_extra_options``).  On the search's one-kernel
-   loop it is the costliest pass of the compile (about a third of LLVM's
-   time) and buys no speed: the search compiles about 1.4 s sooner and runs
-   as fast or faster (``benchmarks/search_throughput.py --lsr``).  Added only
+   loop it is the costliest pass of the compile and buys no speed: the
+   search compiles sooner and runs as fast or faster (``benchmarks/search_throughput.py --lsr``).  Added only
    where no GPU or TPU plugin of jaxlib is installed (there the flag would
    reach their LLVM backends too); ``-disable-lsr=false`` in ``XLA_FLAGS``
    keeps the pass.
