@@ -186,18 +186,39 @@ class GridGame:
         return RefState(grid=grid, to_move=to_move, ply=nx + no, done=done, winner=winner)
 
     # --- exact random play, by enumeration ------------------------------------
-    def heuristic_choices(self, state: RefState) -> list[int]:
-        """The moves the win-else-block-else-random policy picks among."""
+    def opens_line_cell(self, state: RefState, action: int, player: int) -> bool:
+        """Whether ``action``'s stone makes the cell above it playable while
+        that cell, filled by ``player``, would complete a line of ``player``'s
+        present stones (gravity only)."""
+        cell = self.target_cell(state.grid, action)
+        if not self.gravity or cell is None or cell[0] == 0:
+            return False
+        above = (cell[0] - 1, cell[1])
+        return self.line_through(self._put(state.grid, *above, MARKS[player]), *above) is not None
+
+    def heuristic_choices(self, state: RefState, threat_aware: bool = False) -> list[int]:
+        """The moves the win-else-block-else-random policy picks among; with
+        ``threat_aware``, the random move avoids opening a cell that completes
+        a line for the opponent, and then one for the mover, as long as a
+        legal move is left."""
         wins = self.winning_moves(state)
         if any(wins):
             return [a for a, w in enumerate(wins) if w]
         blocks = self.winning_moves(state, player=1 - state.to_move)
         if any(blocks):
             return [a for a, b in enumerate(blocks) if b]
-        return [a for a, ok in enumerate(self.legal_moves(state)) if ok]
+        moves = [a for a, ok in enumerate(self.legal_moves(state)) if ok]
+        if threat_aware:
+            for player in (1 - state.to_move, state.to_move):
+                kept = [a for a in moves if not self.opens_line_cell(state, a, player)]
+                if not kept:
+                    break
+                moves = kept
+        return moves
 
-    def exact_playout(self, state: RefState, heuristic: bool = False):
-        """Exact outcome of uniform (or heuristic) play to the end from ``state``.
+    def exact_playout(self, state: RefState, heuristic: bool = False, threat_aware: bool = False):
+        """Exact outcome of uniform (or heuristic, or threat-aware heuristic)
+        play to the end from ``state``.
 
         Returns ``(p_x_wins, p_o_wins, p_draw, expected_plies_played)`` as
         ``Fraction``s.  Memoised on the position; fine for tic-tac-toe and tiny
@@ -217,8 +238,8 @@ class GridGame:
             if key in memo:
                 return memo[key]
             moves = (
-                self.heuristic_choices(s)
-                if heuristic
+                self.heuristic_choices(s, threat_aware)
+                if heuristic or threat_aware
                 else [a for a, ok in enumerate(self.legal_moves(s)) if ok]
             )
             acc = [Fraction(0)] * 4

@@ -23,6 +23,7 @@ import jax.numpy as jnp
 import pytest
 
 from c4jax import connect4, tictactoe
+from c4jax.values import rollout_function
 
 from reference_games import Connect4Ref, TicTacToeRef
 
@@ -43,10 +44,11 @@ def assert_close_freq(count: int, n: int, p: float, what: str, ref_games=None, r
 
 
 @functools.lru_cache(maxsize=None)
-def rollout_counts_fn(game, n_chunks: int, chunk: int, heuristic: bool):
+def rollout_counts_fn(game, n_chunks: int, chunk: int, policy: str):
     """``jit``: ``(key, env) -> [wins, losses, draws]`` of ``n_chunks * chunk``
-    rollouts from ``env``, for the player to move there."""
-    fn = game.heuristic_rollout if heuristic else game.rollout
+    rollouts of ``policy`` (a ``rollout_policy``) from ``env``, for the player
+    to move there."""
+    fn = rollout_function(game, policy)
 
     def counts(key, env):
         keys = jax.random.split(key, n_chunks * chunk).reshape(n_chunks, chunk)
@@ -60,10 +62,10 @@ def rollout_counts_fn(game, n_chunks: int, chunk: int, heuristic: bool):
     return jax.jit(counts)
 
 
-def rollout_counts(game, env, n: int, key: int, heuristic=False, chunk=250_000):
+def rollout_counts(game, env, n: int, key: int, policy="uniform", chunk=250_000):
     chunk = min(chunk, n)
     assert n % chunk == 0
-    c = rollout_counts_fn(game, n // chunk, chunk, heuristic)(jax.random.key(key), env)
+    c = rollout_counts_fn(game, n // chunk, chunk, policy)(jax.random.key(key), env)
     wins, losses, draws, total = (int(x) for x in c)
     assert total == n and wins + losses + draws == n  # every result is -1, 0 or +1
     return wins, losses, draws
@@ -168,7 +170,8 @@ def test_tictactoe_rollout_from_positions(moves, heuristic):
     n = 250_000
     x, o, d, _ = ttt_exact(moves, heuristic)
     me, other = (x, o) if len(moves) % 2 == 0 else (o, x)  # who is to move
-    wins, losses, draws = rollout_counts(game, game.from_moves(moves), n, key=len(moves), heuristic=heuristic)
+    wins, losses, draws = rollout_counts(game, game.from_moves(moves), n, key=len(moves),
+                                         policy="heuristic" if heuristic else "uniform")
     assert_close_freq(wins, n, float(me), f"{moves}: wins of the player to move")
     assert_close_freq(losses, n, float(other), f"{moves}: losses")
     assert_close_freq(draws, n, float(d), f"{moves}: draws")
@@ -189,7 +192,7 @@ def test_tictactoe_heuristic_rollouts_draw_far_more_often():
     n = 1_000_000
     x, o, d, _ = ttt_exact(heuristic=True)
     assert (x, o, d) == (Fraction(1177, 3780), Fraction(73, 420), Fraction(139, 270))
-    xw, ow, dr = rollout_counts(game, game.env_reset(), n, key=5, heuristic=True)
+    xw, ow, dr = rollout_counts(game, game.env_reset(), n, key=5, policy="heuristic")
     for count, p, what in ((xw, x, "X wins"), (ow, o, "O wins"), (dr, d, "draws")):
         assert_close_freq(count, n, float(p), "heuristic " + what)
     _, _, random_draws = rollout_counts(game, game.env_reset(), n, key=6)
@@ -199,18 +202,31 @@ def test_tictactoe_heuristic_rollouts_draw_far_more_often():
 # --- a small Connect 4, exactly -------------------------------------------------------
 
 
-@pytest.mark.parametrize("heuristic", [False, True], ids=["random", "heuristic"])
-@pytest.mark.parametrize("moves", ["", "23"])
-def test_small_connect4_rollouts_match_enumeration(moves, heuristic):
-    """Connect 3 on 4x4: exact outcome of random and heuristic play by the
-    reference's enumeration (first player 0.6232 random, 0.5921 heuristic from
-    the empty board), against the library's rollouts."""
-    game = connect4.make(4, 4, 3)
-    ref = Connect4Ref(4, 4, 3)
-    x, o, d, _ = ref.exact_playout(ref.play([int(c) - 1 for c in moves]), heuristic)
+@pytest.mark.parametrize("policy", ["uniform", "heuristic", "threat_aware"])
+@pytest.mark.parametrize("shape, moves", [((4, 4, 3), ""), ((4, 4, 3), "23"), ((4, 4, 3), "2332"), ((4, 5, 3), "23")],
+                         ids=["4x4-empty", "4x4-23", "4x4-2332", "4x5-23"])
+def test_small_connect4_rollouts_match_enumeration(shape, moves, policy):
+    """Connect 3 on 4x4 and 4x5: the exact outcome of random, heuristic and
+    threat-aware heuristic play by the reference's enumeration, against the
+    library's rollouts.  The policies' exact outcomes differ by far more than
+    the tolerance (4x4 from the empty board, first player: 0.6232 random,
+    0.5921 heuristic, 0.6060 threat-aware; 4x5 after "23": 0.5489 heuristic,
+    0.5017 threat-aware)."""
+    game = connect4.make(*shape)
+    ref = Connect4Ref(*shape)
+    state = ref.play([int(c) - 1 for c in moves])
+    x, o, d, _ = ref.exact_playout(state, policy != "uniform", policy == "threat_aware")
     me, other = (x, o) if len(moves) % 2 == 0 else (o, x)
     n = 500_000
-    wins, losses, draws = rollout_counts(game, game.from_moves(moves), n, key=13, heuristic=heuristic)
+    wins, losses, draws = rollout_counts(game, game.from_moves(moves), n, key=13, policy=policy)
     assert_close_freq(wins, n, float(me), "wins of the player to move")
     assert_close_freq(losses, n, float(other), "losses")
     assert_close_freq(draws, n, float(d), "draws")
+
+
+def test_threat_aware_rollouts_of_a_game_without_them_are_its_heuristic_rollouts():
+    """Tic-tac-toe has no ``threat_aware_rollout`` (no move opens another
+    cell): ``rollout_policy="threat_aware"`` plays its heuristic rollout."""
+    assert not hasattr(tictactoe.GAME, "threat_aware_rollout")
+    assert rollout_function(tictactoe.GAME, "threat_aware") == tictactoe.GAME.heuristic_rollout
+    assert rollout_function(connect4.make(), "threat_aware") == connect4.make().threat_aware_rollout

@@ -6,7 +6,7 @@ are the same functions for another board.  Every function works eagerly, under
 ``jax.jit`` and under ``jax.vmap``.
 
 Batches: every ``jit``-able function (``env_step``, ``legal_action_mask``,
-``winning_moves``, ``rollout``, ``heuristic_rollout``, ``board_array``) takes
+``winning_moves``, the three rollouts, ``board_array``) takes
 one game or a batch of games (an :class:`~c4jax.env.Env` with the same leading
 batch axes on every array field) and ``vmap`` s itself over the batch;
 ``env_step`` then takes one action per game, the rollouts one key (split into
@@ -57,6 +57,7 @@ __all__ = [
     "Connect4",
     "make",
     *GAME_FUNCTIONS,
+    "threat_aware_rollout",
     "MIN_ROWS",
     "MAX_ROWS",
     "MIN_COLS",
@@ -327,7 +328,13 @@ class Connect4:
         hits = self._threats(mine, occupied) & self._playable(occupied)
         return self._any_per_column(hits) & ~env.done
 
-    def _rollout(self, key: jax.Array, env: Env, heuristic: bool) -> jax.Array:
+    def _opens(self, x: jax.Array, occupied: jax.Array) -> jax.Array:
+        """``bool[..., cols]``: the columns whose next stone opens the cell
+        above it, an empty cell that would complete a line for ``x``."""
+        above = self._join(self._shift(self._split(self._playable(occupied)), 0, -1))
+        return self._any_per_column(above & self._threats(x, occupied))
+
+    def _rollout(self, key: jax.Array, env: Env, heuristic: bool, threat_aware: bool = False) -> jax.Array:
         check_game(self, env)
         return playout(
             key,
@@ -338,6 +345,7 @@ class Connect4:
             drop=self._drop,
             has_line=self._has_line,
             heuristic=heuristic,
+            opens=self._opens if threat_aware else None,
         )
 
     @one_game_or_batch(key=0)
@@ -368,6 +376,17 @@ class Connect4:
         (ties broken uniformly).  About 3x the cost of a random ply, much
         stronger per rollout.  Same arguments and return value."""
         return self._rollout(key, env, heuristic=True)
+
+    @one_game_or_batch(key=0)
+    def threat_aware_rollout(self, key: jax.Array, env: Env) -> jax.Array:
+        """Like :meth:`heuristic_rollout`, but a ply that neither wins nor
+        blocks plays, at random, a column whose stone opens no cell above it
+        where the opponent would complete a line, nor one where the mover
+        would; else one that opens none of the opponent's; else any
+        (:func:`c4jax.rollout.threat_aware`).  So the rollouts play out
+        zugzwang: the side that runs out of such columns first gives the
+        other its line.  Same arguments and return value."""
+        return self._rollout(key, env, heuristic=True, threat_aware=True)
 
     # --- positions from and to text -----------------------------------------
     def from_moves(self, moves: str | Sequence[int]) -> Env:
@@ -578,3 +597,4 @@ def make(rows: int = 6, cols: int = 7, connect: int = 4) -> Connect4:
 _STANDARD = _make(6, 7, 4)
 (env_reset, env_step, legal_action_mask, winning_moves, from_moves, from_board, rollout,
  heuristic_rollout, render, render_rich, board_array) = (getattr(_STANDARD, name) for name in GAME_FUNCTIONS)
+threat_aware_rollout = _STANDARD.threat_aware_rollout

@@ -119,6 +119,10 @@ class Game(Protocol):
         :func:`result_for_player_to_move`.  :func:`playout` is the shared loop.
       heuristic_rollout(key, env) -> float32[]: the same, each move winning
         at once if it can, else blocking, else random.
+      threat_aware_rollout(key, env) -> float32[] (optional): the heuristic
+        rollout with the game's knowledge of threats (Connect 4's avoids
+        opening cells where a line would be completed); a game without one
+        gets its ``heuristic_rollout`` for ``rollout_policy="threat_aware"``.
     """
 
     name: str

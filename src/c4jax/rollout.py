@@ -1,6 +1,7 @@
 """Rollouts: the playout loop every game shares, its counter-based random
-bits, and the win-else-block rule that the heuristic rollout, prior and
-player share.  Trace-time helpers (no arrays at import).
+bits, the win-else-block rule that the heuristic rollout, prior and player
+share, and the threat-aware rule of the threat-aware rollout.  Trace-time
+helpers (no arrays at import).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from c4jax.env import Env, result_for_player_to_move, with_opponent_to_move
 from c4jax.keys import as_key
 
 __all__ = ["hash_u32", "rollout_random", "pick_uniform", "seed_from_key", "win_else_block",
-           "win_else_block_moves", "playout"]
+           "win_else_block_moves", "threat_aware", "playout"]
 
 
 _GOLDEN = 0x9E3779B9
@@ -84,14 +85,30 @@ def win_else_block_moves(env: Env, otherwise: jax.Array | None) -> jax.Array:
     return win_else_block(win, block, otherwise)
 
 
-def playout(key, env: Env, *, words, legal, wins, drop, has_line, heuristic: bool) -> jax.Array:
+def threat_aware(legal: jax.Array, opens_theirs: jax.Array, opens_mine: jax.Array) -> jax.Array:
+    """The threat-aware rule's choice when no move wins or blocks: ``bool[A]``,
+    the ``legal`` moves that open neither a cell where the opponent would
+    complete a line (``opens_theirs``) nor one where the mover would (the
+    opponent blocks it: ``opens_mine``); else those that avoid the first;
+    else ``legal``.  (In Connect 4 a stone opens the cell above it; whoever
+    must open such a cell first loses it: zugzwang.)"""
+    safe = legal & ~opens_theirs
+    keep = safe & ~opens_mine
+    return jnp.where(jnp.any(keep), keep, jnp.where(jnp.any(safe), safe, legal))
+
+
+def playout(key, env: Env, *, words, legal, wins, drop, has_line, heuristic: bool, opens=None) -> jax.Array:
     """The rollout loop every game shares, on mover-relative bit words.
 
     Game hooks (on the game's word shape ``S``: ``[cols]`` or ``[]``):
     ``words(env) -> (stones_p0, stones_p1)``; ``legal(occ) -> bool[A]``;
     ``wins(stones, occ) -> bool[A]`` (moves completing a line, for the
     heuristic policy); ``drop(onehot bool[A], occ) -> S`` (the new stone's
-    bits); ``has_line(stones) -> bool[]``.
+    bits); ``has_line(stones) -> bool[]``.  ``heuristic``: each move wins at
+    once if it can, else blocks (:func:`win_else_block`), else is random;
+    with ``opens(stones, occ) -> bool[A]`` as well (the moves after which
+    another empty cell would complete a line for ``stones``), that random
+    move follows :func:`threat_aware`.
 
     Returns ``float32[]``: the result for the player to move in ``env``
     (+1/0/-1); a finished ``env`` is not played (its own result).
@@ -112,8 +129,9 @@ def playout(key, env: Env, *, words, legal, wins, drop, has_line, heuristic: boo
         cur, occ, ply, _, i, _ = state
         mask = legal(occ)
         if heuristic:
-            win = wins(cur, occ)
-            mask = win_else_block(win, wins(cur ^ occ, occ), mask)
+            theirs = cur ^ occ
+            otherwise = mask if opens is None else threat_aware(mask, opens(theirs, occ), opens(cur, occ))
+            mask = win_else_block(wins(cur, occ), wins(theirs, occ), otherwise)
         bits = drop(pick_uniform(mask, rollout_random(seed, i)), occ)
         me = cur | bits
         occ = occ | bits

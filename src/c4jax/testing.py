@@ -93,11 +93,12 @@ def check_game(game, *, num_games: int = 32, seed: int = 0) -> None:
     * illegal actions (a move the mask forbids, -1, ``num_actions``): reward
       -1, game over, the opponent the winner, the stones unchanged;
     * ``jit`` equals eager, and a ``vmap`` batch equals the games one by one,
-      for ``env_step``, ``legal_action_mask``, ``winning_moves`` and both
-      rollouts;
+      for ``env_step``, ``legal_action_mask``, ``winning_moves`` and the
+      rollouts (``threat_aware_rollout`` too where the game has one);
     * rollouts: in {-1, 0, +1}, the same for the same key, a finished game's
       own result (+1/-1 for the player to move as the winner), and the
-      heuristic rollout wins (+1) where a winning move exists.
+      heuristic (and threat-aware) rollout wins (+1) where a winning move
+      exists.
 
     Not checked: that the rollouts play well, or for the right side beyond
     the rules above (a sign flipped on running positions passes).
@@ -111,6 +112,8 @@ def check_game(game, *, num_games: int = 32, seed: int = 0) -> None:
       ValueError: a bad ``num_games`` or ``seed``.
     """
     num_games = check_int("num_games", num_games, 2)
+    rollouts = ("rollout", "heuristic_rollout") + (
+        ("threat_aware_rollout",) if hasattr(game, "threat_aware_rollout") else ())
     seed = check_int("seed", seed)
     # --- static facts ---------------------------------------------------------
     _require(isinstance(game.name, str) and game.name, "name must be a non-empty str")
@@ -143,7 +146,7 @@ def check_game(game, *, num_games: int = 32, seed: int = 0) -> None:
         for fn in (game.legal_action_mask, game.winning_moves):
             m = jax.eval_shape(fn, envs)
             _require((m.shape, m.dtype) == (bshape + (a,), jnp.bool_), f"{fn.__name__}: bool{list(bshape + (a,))}")
-        for fn in (game.rollout, game.heuristic_rollout):
+        for fn in (getattr(game, name) for name in rollouts):
             v = jax.eval_shape(fn, keys, envs)
             _require((v.shape, v.dtype) == (bshape, jnp.float32), f"{fn.__name__}: float32{list(bshape)}")
 
@@ -203,8 +206,9 @@ def check_game(game, *, num_games: int = 32, seed: int = 0) -> None:
             _require(not np.asarray(game.legal_action_mask(new)).any() and not np.asarray(game.winning_moves(new)).any(),
                      f"after illegal action {bad} the game is over: no legal or winning move")
         if wm.any():
-            h = float(jax.jit(game.heuristic_rollout)(jax.random.fold_in(key, 100 + i), p))
-            _require(h == 1.0, f"heuristic_rollout must win where a winning move exists (position {i})")
+            for name in rollouts[1:]:
+                h = float(jax.jit(getattr(game, name))(jax.random.fold_in(key, 100 + i), p))
+                _require(h == 1.0, f"{name} must win where a winning move exists (position {i})")
     acts = jnp.asarray([int(np.flatnonzero(np.asarray(game.legal_action_mask(p)))[0]) if not bool(p.done) else 0
                         for p in positions], jnp.int32)
     keys = jax.random.split(jax.random.fold_in(key, 2), n)
@@ -212,8 +216,7 @@ def check_game(game, *, num_games: int = 32, seed: int = 0) -> None:
         "env_step": (game.env_step, lambda i: (positions[i], acts[i]), (batch, acts)),
         "legal_action_mask": (game.legal_action_mask, lambda i: (positions[i],), (batch,)),
         "winning_moves": (game.winning_moves, lambda i: (positions[i],), (batch,)),
-        "rollout": (game.rollout, lambda i: (keys[i], positions[i]), (keys, batch)),
-        "heuristic_rollout": (game.heuristic_rollout, lambda i: (keys[i], positions[i]), (keys, batch)),
+        **{name: (getattr(game, name), lambda i: (keys[i], positions[i]), (keys, batch)) for name in rollouts},
     }
     for name, (fn, one, many) in fns.items():
         batched = jax.jit(jax.vmap(fn))(*many)
@@ -221,7 +224,7 @@ def check_game(game, *, num_games: int = 32, seed: int = 0) -> None:
             eager, jitted = fn(*one(i)), jax.jit(fn)(*one(i))
             _same(eager, jitted, f"{name}: jit against eager (position {i})")
             _same(_row(batched, i), jitted, f"{name}: vmap row {i} against the one game")
-    for name in ("rollout", "heuristic_rollout"):
+    for name in rollouts:
         fn = jax.jit(jax.vmap(getattr(game, name)))
         v1, v2 = np.asarray(fn(keys, batch)), np.asarray(fn(keys, batch))
         _require(set(np.unique(v1)) <= {-1.0, 0.0, 1.0}, f"{name}: results must be -1, 0 or +1")

@@ -37,7 +37,7 @@ __all__ = [
 ]
 
 PRIORS = ("uniform", "heuristic")
-ROLLOUT_POLICIES = ("uniform", "heuristic")
+ROLLOUT_POLICIES = ("uniform", "heuristic", "threat_aware")
 # Under the heuristic prior, the preferred moves (win at once, else block)
 # get this much more logit than the other legal moves: prior odds e**5 = 148.
 HEURISTIC_LOGIT_GAP = 5.0
@@ -140,7 +140,7 @@ def leaf_value(
     env: Env,
     *,
     num_rollouts: int = 1,
-    rollout_policy: Literal["uniform", "heuristic"] = "uniform",
+    rollout_policy: Literal["uniform", "heuristic", "threat_aware"] = "uniform",
     value_fn: Callable | None = None,
 ) -> jax.Array:
     """Monte Carlo value of one position: the mean of ``num_rollouts`` rollouts
@@ -151,8 +151,11 @@ def leaf_value(
         key (split into one per game) or one key per game.
       env: one game, or a batch (leading axes; ``vmap`` ped inside).
       num_rollouts: rollouts averaged (static, >= 1).
-      rollout_policy: ``"uniform"`` random legal moves, or ``"heuristic"``
-        (win at once, else block, else random).
+      rollout_policy: ``"uniform"`` random legal moves, ``"heuristic"``
+        (win at once, else block, else random) or ``"threat_aware"`` (the
+        game's ``threat_aware_rollout``: Connect 4's avoids opening cells
+        where a line would be completed; a game without one uses its
+        heuristic rollout).
       value_fn: your own evaluation instead of rollouts: ``value_fn(key, env)
         -> float32[]``, one game's value for its player to move (a network's
         value head, a hand-written evaluation); it may close over arrays and
@@ -191,13 +194,24 @@ def value_and_flag(key, env: Env, num_rollouts: int, rollout_policy: str,
         bad = ~env.done & ~jnp.isfinite(value)
         value = jnp.clip(jnp.nan_to_num(value, nan=0.0), -1.0, 1.0)  # NaN: 0, as a draw
         return jnp.where(env.done, 0.0, value).astype(jnp.float32), bad
-    fn = env.game.rollout if rollout_policy == "uniform" else env.game.heuristic_rollout
+    fn = rollout_function(env.game, rollout_policy)
     if num_rollouts == 1:
         value = fn(key, env)
     else:
         keys = jax.random.split(key, num_rollouts)
         value = jnp.mean(jax.vmap(fn, in_axes=(0, None))(keys, env))
     return jnp.where(env.done, 0.0, value).astype(jnp.float32), jnp.bool_(False)
+
+
+def rollout_function(game, rollout_policy: str) -> Callable:
+    """``fn(key, env) -> float32[]``: ``game``'s rollout for ``rollout_policy``
+    (one of :data:`ROLLOUT_POLICIES`; ``"threat_aware"`` is the game's
+    ``heuristic_rollout`` where it has no ``threat_aware_rollout``)."""
+    if rollout_policy == "uniform":
+        return game.rollout
+    if rollout_policy == "threat_aware":
+        return getattr(game, "threat_aware_rollout", game.heuristic_rollout)
+    return game.heuristic_rollout
 
 
 def _check_evaluation(prior, rollout_policy, prior_fn, value_fn) -> None:

@@ -42,7 +42,10 @@ class SearchOptions:
     value_min, value_max: the range of the returns (-1 loss, +1 win).
     prior: ``"heuristic"`` (moves that win at once, else block, get odds e**5)
       or ``"uniform"``; ``prior_fn(env) -> float32[A]`` logits replaces it.
-    rollout_policy: ``"heuristic"`` (win, else block, else random) or
+    rollout_policy: ``"threat_aware"`` (win, else block, else a random move
+      that opens no cell where a line would be completed:
+      ``threat_aware_rollout``; a game without one plays its heuristic
+      rollout), ``"heuristic"`` (win, else block, else random) or
       ``"uniform"``; ``num_rollouts`` per leaf; ``value_fn(key, env) ->
       float32[]`` replaces the rollouts (clipped to [-1, 1], NaN counts as 0;
       a finished game's value is its reward).  Non-finite values and logits
@@ -81,7 +84,7 @@ class SearchOptions:
     value_min: float = -1.0
     value_max: float = 1.0
     prior: str = "heuristic"
-    rollout_policy: str = "heuristic"
+    rollout_policy: str = "threat_aware"
     num_rollouts: int = 1
     max_depth: int | None = None
     capacity: int | None = None
