@@ -45,7 +45,7 @@ import numpy as np
 import c4jax
 
 HERE = pathlib.Path(__file__).resolve().parent
-TARGET = 0.60
+TARGET = 0.90  # the score a setting needs at 50 ms and at 500 ms per move (100 games each)
 
 
 def wilson(score: float, n: int, z: float = 1.96) -> tuple[float, float]:

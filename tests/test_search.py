@@ -319,11 +319,10 @@ def test_tictactoe_tactics_both_players():
 
 @pytest.mark.optimized
 def test_connect4_perfect_play_positions_floor():
-    # At 1,000 simulations, key 0, the default options play the strictly
-    # optimal move in 95.5% of the 330 positions and keep the game-theoretic
-    # value in 99.4% (mctx's recipe: 93.0% and 98.8%).  The floor asserted,
-    # 86.7% and 96.1%, is below both; a random legal move scores about 0.26
-    # and 0.62.
+    # The floor asserted, 86.7% strictly optimal moves and 96.1% keeping the
+    # game-theoretic value, lies below what the default options and mctx's
+    # recipe play at 1,000 simulations, key 0 (docs/strength.md); a random
+    # legal move scores about 0.26 and 0.62.
     recs = records()
     envs = stack([c4.from_moves(r["moves"]) for r in recs])
     out = jax.jit(lambda k, e: c4jax.run_mcts(k, e, 1000))(jax.random.key(0), envs)
