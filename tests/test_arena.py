@@ -48,6 +48,12 @@ def test_random_player_is_legal_and_uniform():
     assert np.all(np.abs(counts[1:] - 7000 / 6) < 4 * math.sqrt(7000 * (1 / 6) * (5 / 6)))
 
 
+def test_flat_mc_player_refuses_an_unknown_rollout_policy_when_built():
+    with pytest.raises(ValueError, match=r"rollout_policy must be one of 'uniform', 'heuristic', 'threat_aware'; "
+                                         r"got 'threat-aware'"):
+        c4jax.flat_mc_player(8, rollout_policy="threat-aware")
+
+
 def test_heuristic_player_wins_then_blocks():
     envs = stack([c4.from_moves("121212"), c4.from_moves("12121"), ttt.from_moves("1425")][:2])
     assert act(c4jax.heuristic_player(), envs).tolist() == [0, 0]
@@ -57,6 +63,7 @@ def test_heuristic_player_wins_then_blocks():
 def test_flat_mc_and_mcts_players_take_the_win():
     envs = stack([c4.from_moves("121212"), c4.from_moves("1212123")])
     assert act(c4jax.flat_mc_player(8), envs).tolist() == [0, 1]
+    assert act(c4jax.flat_mc_player(8, rollout_policy="threat_aware"), envs).tolist() == [0, 1]
     assert act(c4jax.mcts_player(100), envs).tolist() == [0, 1]
     assert act(c4jax.mcts_player(100, reuse=False), envs).tolist() == [0, 1]
 

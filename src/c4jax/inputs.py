@@ -91,8 +91,8 @@ def digit_moves(text: str, limit: int, what: str) -> list[int]:
 def one_game_or_batch(*, key: int | None = None):
     """Decorates a game method ``method(self, *args)`` written for one game so
     that it also takes a batch: the convention of every jit-able game function
-    (``legal_action_mask``, ``env_step``, ``winning_moves``, ``rollout``,
-    ``heuristic_rollout``, ``board_array``).
+    (``legal_action_mask``, ``env_step``, ``winning_moves``, the rollouts,
+    ``board_array``).
 
     With an :class:`Env` of batch shape ``S`` (``(B,)``, or more axes) among
     ``args``, the method is ``jax.vmap`` ped over each axis of ``S``; every

@@ -33,8 +33,8 @@ from c4jax.env import Env
 from c4jax.rollout import pick_uniform, win_else_block_moves
 from c4jax.reuse import empty_tree, get_subtree
 from c4jax.search import run_mcts
-from c4jax.validation import check_int
-from c4jax.values import leaf_value
+from c4jax.validation import check_choice, check_int
+from c4jax.values import ROLLOUT_POLICIES, leaf_value
 from c4jax.search.options import options_from_kwargs
 
 __all__ = [
@@ -143,8 +143,11 @@ def perfect_player() -> Player:
 
 def flat_mc_player(rollouts_per_move: int, rollout_policy: str = "uniform") -> Player:
     """Flat Monte Carlo (Browne et al. 2012, sec. 2.4): every legal move gets
-    ``rollouts_per_move`` rollouts from the position after it; play the best
-    mean for the mover (an immediate win scores +1)."""
+    ``rollouts_per_move`` rollouts of ``rollout_policy`` (one of
+    :data:`c4jax.values.ROLLOUT_POLICIES`) from the position after it; play
+    the best mean for the mover (an immediate win scores +1).  Raises
+    ``ValueError`` for a bad ``rollouts_per_move`` or ``rollout_policy``."""
+    rollout_policy = check_choice("rollout_policy", rollout_policy, ROLLOUT_POLICIES)
     return _flat_mc_player(check_int("rollouts_per_move", rollouts_per_move, 1), rollout_policy)
 
 

@@ -106,9 +106,9 @@ def playout(key, env: Env, *, words, legal, wins, drop, has_line, heuristic: boo
     heuristic policy); ``drop(onehot bool[A], occ) -> S`` (the new stone's
     bits); ``has_line(stones) -> bool[]``.  ``heuristic``: each move wins at
     once if it can, else blocks (:func:`win_else_block`), else is random;
-    with ``opens(stones, occ) -> bool[A]`` as well (the moves after which
-    another empty cell would complete a line for ``stones``), that random
-    move follows :func:`threat_aware`.
+    with ``opens(stones, occ) -> bool[A]`` as well (the moves that make
+    playable an empty cell where ``stones``, as they are before the move,
+    would complete a line), that random move follows :func:`threat_aware`.
 
     Returns ``float32[]``: the result for the player to move in ``env``
     (+1/0/-1); a finished ``env`` is not played (its own result).

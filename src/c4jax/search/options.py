@@ -43,10 +43,11 @@ class SearchOptions:
     prior: ``"heuristic"`` (moves that win at once, else block, get odds e**5)
       or ``"uniform"``; ``prior_fn(env) -> float32[A]`` logits replaces it.
     rollout_policy: ``"threat_aware"`` (win, else block, else a random move
-      that opens no cell where a line would be completed:
-      ``threat_aware_rollout``; a game without one plays its heuristic
-      rollout), ``"heuristic"`` (win, else block, else random) or
-      ``"uniform"``; ``num_rollouts`` per leaf; ``value_fn(key, env) ->
+      that opens no cell where either side would complete a line, the
+      opponent's avoided first, else any: Connect 4's
+      ``threat_aware_rollout``, whose stone opens the cell above it; a game
+      without one plays its heuristic rollout), ``"heuristic"`` (win, else
+      block, else random) or ``"uniform"``; ``num_rollouts`` per leaf; ``value_fn(key, env) ->
       float32[]`` replaces the rollouts (clipped to [-1, 1], NaN counts as 0;
       a finished game's value is its reward).  Non-finite values and logits
       are counted (``SearchOutput.non_finite``) and ``run_mcts`` warns.  A
