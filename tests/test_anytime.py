@@ -26,6 +26,7 @@ class FakeClock:
         return self.t
 
 
+@pytest.mark.slow
 def test_the_clock_rule_never_overruns_by_more_than_one_chunk():
     # Each chunk reads the clock twice (before, after): one chunk "takes"
     # one step.  Budget 10.5 steps: it stops once the next chunk would

@@ -60,6 +60,7 @@ def test_heuristic_player_wins_then_blocks():
     assert act(c4jax.heuristic_player(), stack([ttt.from_moves("1425"), ttt.from_moves("152")])).tolist() == [2, 2]
 
 
+@pytest.mark.slow
 def test_flat_mc_and_mcts_players_take_the_win():
     envs = stack([c4.from_moves("121212"), c4.from_moves("1212123")])
     assert act(c4jax.flat_mc_player(8), envs).tolist() == [0, 1]

@@ -70,6 +70,7 @@ def best_row(text: str) -> list[str]:
 # analyze
 
 
+@pytest.mark.slow
 def test_analyze_thinks_for_a_time_budget(cli_env):
     r = run(cli_env, "analyze", "15", "--game", "tictactoe", "--think", "0.3")
     assert r.returncode == 0, r.stderr
@@ -118,6 +119,7 @@ def test_analyze_connect4_names_the_winning_column(cli_env):
         assert len(ascii_rows) == 7 and "win in 1" in ascii_rows[0], out
 
 
+@pytest.mark.slow
 def test_analyze_no_solver_proves_nothing(cli_env):
     # "271": every O move loses (tictactoe.solve); the solver proves it, and
     # --no-solver turns the proofs off.
@@ -131,6 +133,7 @@ def test_analyze_no_solver_proves_nothing(cli_env):
     assert len(rows) == 6 and not any("loss" in ln or "draw" in ln for ln in rows), r.stdout
 
 
+@pytest.mark.slow
 def test_analyze_tictactoe_with_plot(cli_env, tmp_path):
     png = tmp_path / "visits.png"
     r = run(cli_env, "analyze", "1425", "--game", "tictactoe", "-n", "200", "--plot", png)
@@ -140,6 +143,7 @@ def test_analyze_tictactoe_with_plot(cli_env, tmp_path):
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+@pytest.mark.slow
 def test_a_bad_matplotlib_backend_does_not_stop_the_plot(tmp_path):
     png = tmp_path / "v.png"
     r = run_uncached(["analyze", "15", "--game", "tictactoe", "-n", "16", "--plot", str(png)],
@@ -148,6 +152,7 @@ def test_a_bad_matplotlib_backend_does_not_stop_the_plot(tmp_path):
     assert png.read_bytes()[:4] == b"\x89PNG"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "argv, best, n_children",
     [(["121212", "-n", "200"], 1, 7), (["1425", "--game", "tictactoe", "-n", "100"], 3, 5)],
@@ -180,6 +185,7 @@ def test_analyze_json_and_dot(cli_env, tmp_path, argv, best, n_children):
 # arena
 
 
+@pytest.mark.slow
 def test_arena_perfect_never_loses(cli_env, tmp_path):
     from c4jax import read_games  # plain Python: reads JSON lines
 
@@ -199,6 +205,7 @@ def test_arena_perfect_never_loses(cli_env, tmp_path):
 # bench
 
 
+@pytest.mark.slow
 def test_bench_builtin_quick(cli_env, tmp_path):
     r = run(cli_env, "bench", "--quick", "--builtin", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
@@ -249,6 +256,7 @@ def test_python_dash_m_c4jax_is_the_command():
 ARENA = ["arena", "random", "random", "--game", "tictactoe", "--games", "2"]
 
 
+@pytest.mark.slow
 def test_a_full_or_closed_stdout_is_one_line_not_a_traceback():
     with open("/dev/full", "w") as full:
         r = subprocess.run(CMD + ARENA, env={**os.environ, "JAX_PLATFORMS": "cpu", "C4JAX_CACHE_DIR": ""},
@@ -347,6 +355,7 @@ def test_bad_arguments_end_to_end_exit_2_with_one_line(cli_env, i):
 # The compilation cache: shared, unwritable, and the arena in it
 
 
+@pytest.mark.slow
 def test_arena_and_analyze_share_a_cache_folder_and_the_arena_is_cached(cli_env, tmp_path):
     """Two arenas and two analyses at once on one fresh cache folder: none
     crashes.  Then the arena again: every program it needs is read from the
@@ -368,6 +377,7 @@ def test_arena_and_analyze_share_a_cache_folder_and_the_arena_is_cached(cli_env,
     assert "random vs heuristic: 4 games" in again.stdout
 
 
+@pytest.mark.slow
 def test_an_unusable_cache_folder_is_one_warning_and_a_run_without_it(cli_env, tmp_path):
     blocker = tmp_path / "file"
     blocker.write_text("not a folder")
@@ -411,6 +421,7 @@ def test_the_commands_search_with_run_mcts_defaults_unless_told(command):
     assert search_options(told) == {"solver": False, "prior": "uniform"}
 
 
+@pytest.mark.slow
 def test_analyze_shows_a_status_line_on_a_terminal_and_none_in_a_pipe(cli_env):
     child = pexpect.spawn(CMD[0], CMD[1:] + ["analyze", "44", "-n", "37", "--no-cache"], env=cli_env,
                           encoding="utf-8", timeout=120, dimensions=(50, 120))

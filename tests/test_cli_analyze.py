@@ -13,6 +13,7 @@ import c4jax
 from c4jax.cli import main
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("rows, cols, moves", [(6, 7, "4444"), (40, 7, "4" * 40 + "3" * 40 + "5" * 40),
                                                (8, 64, ",".join(str(1 + i % 64) for i in range(120)))])
 def test_the_plot_title_fits_its_figure_and_names_the_best_move(rows, cols, moves):

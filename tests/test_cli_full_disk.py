@@ -11,6 +11,8 @@ import sys
 
 import pytest
 
+pytestmark = pytest.mark.slow  # a subprocess per case
+
 
 def _limited():
     resource.setrlimit(resource.RLIMIT_FSIZE, (300, 300))

@@ -201,6 +201,7 @@ def test_tictactoe_game_bad_input_undo_hint_to_the_end(cli_env):
     assert t.finish() == 0
 
 
+@pytest.mark.slow
 def test_connect4_full_column_is_refused_and_the_size_is_columns_x_rows(cli_env):
     # connect 5 on 4 rows x 5 columns: nobody can win before column 1 is full.
     t = Terminal(cli_env, "--rows", "4", "--cols", "5", "--connect", "5", "-n", "32", "--seed", "0")
@@ -225,6 +226,7 @@ def test_connect4_full_column_is_refused_and_the_size_is_columns_x_rows(cli_env)
     assert t.finish() == 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("how", ["quit", "eof", "ctrl-c"])
 def test_quit_eof_and_ctrl_c_exit_cleanly(cli_env, how):
     t = Terminal(cli_env, "--game", "tictactoe", "-n", SIMS, "--seed", "1", "--first", "ai")
@@ -245,6 +247,7 @@ def test_quit_eof_and_ctrl_c_exit_cleanly(cli_env, how):
     assert t.finish() == 0
 
 
+@pytest.mark.slow
 def test_ctrl_c_while_the_ai_thinks_exits_cleanly(cli_env):
     """Ctrl-C while the AI prepares or runs its first search ends the game
     with its summary and exit code 0, not an abort of the interpreter's
@@ -274,6 +277,7 @@ def test_play_shows_a_status_line_while_the_first_search_compiles(cli_env):
     assert t.finish() == 0
 
 
+@pytest.mark.slow
 def test_a_tall_board_fits_the_terminal_and_is_drawn_once_per_turn(cli_env):
     """40 rows in a 40-line terminal: each turn (the line typed, the AI's
     move, the board, the prompt) fits the screen, the board drawn once with
@@ -305,6 +309,7 @@ def test_a_tall_board_fits_the_terminal_and_is_drawn_once_per_turn(cli_env):
     assert t.finish() == 0
 
 
+@pytest.mark.slow
 def test_after_the_game_undo_a_new_game_or_quit(cli_env):
     """A finished game asks for undo, new or quit: undo takes back the
     human's last move (and the AI's answer after it), new starts from the
@@ -343,6 +348,7 @@ def test_after_the_game_undo_a_new_game_or_quit(cli_env):
     assert idx == EXIT and t.finish() == 0
 
 
+@pytest.mark.slow
 def test_a_lost_root_shows_its_value_as_the_moves_show_theirs(cli_env):
     """Where the solver proved every move lost, the root's value and each
     move's Q agree (-1.000) and the title says what was proven."""
@@ -375,6 +381,7 @@ def test_a_lost_root_shows_its_value_as_the_moves_show_theirs(cli_env):
     assert t.finish() == 0
 
 
+@pytest.mark.slow
 def test_no_value_is_written_minus_zero(cli_env):
     """This seed's hint on the empty 4 x 4 board has a root mean a hair
     below zero: the title writes it +0.000, as the table writes its Q."""
@@ -388,6 +395,7 @@ def test_no_value_is_written_minus_zero(cli_env):
     assert "-0.000" not in t.log
 
 
+@pytest.mark.slow
 def test_the_largest_board_plays_analyzes_and_plots(cli_env, tmp_path):
     """64 rows x 64 columns (two words per column): a 120-column terminal
     shows each row of the board in one line, its bottom rows under a line

@@ -59,6 +59,7 @@ def test_the_count_is_traced_inside_a_callers_jit_too():
     np.testing.assert_array_equal(search(jax.random.key(4), 0), c4jax.run_mcts(jax.random.key(4), env, 70).visit_counts)
 
 
+@pytest.mark.slow
 def test_a_bounded_set_of_compiled_searches_gives_mappings_back(monkeypatch):
     if compiled.memory_mappings() is None:
         pytest.fail("no /proc/self/maps: this test needs Linux")

@@ -22,6 +22,7 @@ import pytest
 import c4jax
 from c4jax import connect4 as c4
 from c4jax import tictactoe as ttt
+from marks import slow_unless
 
 KINDS = {
     "threefry": lambda s: jax.random.key(s),
@@ -57,7 +58,7 @@ ENTRY_POINTS = {
 }
 
 
-@pytest.mark.parametrize("entry", list(ENTRY_POINTS))
+@pytest.mark.parametrize("entry", slow_unless(ENTRY_POINTS, lambda entry: entry != "run_mcts_anytime"))
 def test_every_key_kind_is_accepted_and_non_keys_are_refused(entry):
     fn = ENTRY_POINTS[entry]
     results = {kind: fn(make(3)) for kind, make in KINDS.items()}

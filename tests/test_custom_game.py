@@ -20,11 +20,13 @@ from c4jax.testing import GameContractError, check_game
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "examples"))
 from tictactoe4 import GAME as TTT4, TicTacToe4  # noqa: E402
+from marks import slow_unless
 
 
 @pytest.mark.parametrize(
     "game",
-    [tictactoe.GAME, connect4.make(), connect4.make(40, 7), TTT4],
+    slow_unless([tictactoe.GAME, connect4.make(), connect4.make(40, 7), TTT4],
+                lambda game: game is tictactoe.GAME),
     ids=["tictactoe", "connect4", "connect4_40x7", "tictactoe4 (examples/)"],
 )
 def test_check_game_passes(game):

@@ -18,6 +18,7 @@ import pytest
 import c4jax
 from c4jax import connect4 as c4
 from c4jax import tictactoe as ttt
+from marks import slow_unless
 
 
 def zero_value(key, env):
@@ -132,7 +133,7 @@ def test_non_finite_evaluations_follow_a_rule():
     assert (logits[legal] == 1e30).all()
 
 
-@pytest.mark.parametrize("lanes", [1, 4])
+@pytest.mark.parametrize("lanes", slow_unless([1, 4], lambda lanes: lanes == 1))
 def test_the_search_counts_non_finite_values_and_logits_and_warns(lanes):
     """From the empty 7x6 board no game ends within 32 simulations, so every
     leaf value is value_fn's (the root's and one per simulation: 33) and
@@ -166,6 +167,7 @@ def test_finite_evaluations_count_nothing_and_a_batch_counts_per_game():
     assert counts.sum() < 3 * 9  # only odd plies: never every evaluation
 
 
+@pytest.mark.slow
 def test_the_anytime_search_counts_over_its_chunks():
     with pytest.warns(RuntimeWarning):
         out, sims = c4jax.run_mcts_anytime(jax.random.key(0), c4.env_reset(), 60.0, chunk=16, max_simulations=48,

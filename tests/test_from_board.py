@@ -123,6 +123,7 @@ def test_every_make_game_has_from_board():
     assert _fields(g.from_board(np.asarray(g.board_array(env)))) == _fields(env)
 
 
+@pytest.mark.slow
 def test_analyze_takes_a_board(tmp_path):
     env = {**os.environ, "JAX_PLATFORMS": "cpu", "C4JAX_CACHE_DIR": str(tmp_path / "cache"), "PYTHONWARNINGS": "ignore"}
     cmd = [sys.executable, "-m", "c4jax.cli", "analyze", "-n", "64", "--json"]
@@ -187,6 +188,7 @@ def test_the_connectx_example_refuses_a_board_that_makes_no_game(monkeypatch, ca
     assert e.value.code == 2 and err.strip().endswith(message) and "Traceback" not in err, err
 
 
+@pytest.mark.slow
 def test_the_connectx_agent_compiles_before_its_first_move():
     """examples/connectx_agent.py: the warm-up compiles what the agent's
     moves run (no compile on the harness's clock), and the agent plays a

@@ -24,6 +24,7 @@ from c4jax import connect4, tictactoe
 from c4jax.env import Env
 
 from reference_games import MARKS, RefState, reference_for
+from marks import slow_unless
 
 # (id, factory): factories, so that no game work happens at import time.
 GAMES = [
@@ -45,7 +46,12 @@ GAMES = [
 ]
 
 
-@pytest.fixture(params=[f for _, f in GAMES], ids=[i for i, _ in GAMES])
+# The quick loop's games: both games' usual boards, the smallest board, the
+# first board of two words per column and the largest.
+QUICK = [f for i, f in GAMES if i in ("tictactoe", "connect4", "c4_4x4_k3", "c4_33x7_k4", "c4_64x64_k4")]
+
+
+@pytest.fixture(params=slow_unless([f for _, f in GAMES], lambda f: f in QUICK), ids=[i for i, _ in GAMES])
 def game(request):
     return request.param()
 

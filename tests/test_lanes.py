@@ -95,6 +95,7 @@ def test_solver_bounds_hold_the_exact_value_of_every_node(moves, n, seed):
     assert values[int(out.action)] == np.nanmax(values)
 
 
+@pytest.mark.slow
 @pytest.mark.optimized
 def test_forced_wins_and_blocks_as_one_lane_finds_them():
     recs = [r for r in records() if r["kind"] == "tactical"]

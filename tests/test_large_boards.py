@@ -67,6 +67,7 @@ def _searches(rows: int, cols: int):
     return game, fresh, reused
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("rows, cols", SIZES, ids=IDS)
 def test_search_plays_the_win_in_the_second_word_and_reuses_its_tree(rows, cols):
     game, fresh, reused = _searches(rows, cols)
@@ -99,6 +100,7 @@ def test_search_plays_the_win_in_the_second_word_and_reuses_its_tree(rows, cols)
     assert int(again.search_tree.node_visits[0, 0]) == kept + SIMS
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("rows, cols", SIZES, ids=IDS)
 def test_arena_games_finish_on_every_board(rows, cols):
     """MCTS with subtree reuse against the win-else-block player, two games:

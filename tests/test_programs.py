@@ -61,6 +61,7 @@ def test_a_damaged_entry_is_traced_again_and_rewritten(folder):
     assert entry.read_bytes() != b"not a program"
 
 
+@pytest.mark.slow
 def test_other_options_are_other_programs_and_own_functions_are_not_kept(folder):
     _search()
     _search(selection="uct")

@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 from c4jax import connect4, tictactoe
 
 from reference_games import reference_for
+from marks import slow_unless
 
 GAMES = [
     ("tictactoe", lambda: tictactoe.GAME),
@@ -45,6 +46,10 @@ GAMES = [
     ("c4_64x64_k4", lambda: connect4.make(64, 64, 4)),
     ("c4_64x3_k3", lambda: connect4.make(64, 3, 3)),
 ]
+
+# The quick loop's games: both games' usual boards, the smallest board, the
+# first board of two words per column and the largest.
+QUICK = [f for i, f in GAMES if i in ("tictactoe", "connect4", "c4_4x4_k3", "c4_33x7_k4", "c4_64x64_k4")]
 
 # Reproducible in CI: derandomized, no example database, no deadline (the
 # first call of a game compiles).
@@ -216,7 +221,7 @@ def _check_from_moves(game, actions, envs):
             game.from_moves(moves + [actions[bad] + 1])
 
 
-@pytest.mark.parametrize("make", [f for _, f in GAMES], ids=[i for i, _ in GAMES])
+@pytest.mark.parametrize("make", slow_unless([f for _, f in GAMES], lambda f: f in QUICK), ids=[i for i, _ in GAMES])
 def test_library_agrees_with_reference(make):
     game = make()
 

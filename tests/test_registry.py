@@ -99,6 +99,7 @@ def test_connect4_records_name_the_board_size(tmp_path):
     assert c4jax.read_games(path) == list(r.games)
 
 
+@pytest.mark.slow
 def test_selfplay_records_of_tiny_budgets_read_back(tmp_path, registered_ttt4):
     # With 2 simulations the solver plays moves the search never visited (it
     # rules out the visited ones it proves worse); their records read back.

@@ -21,6 +21,7 @@ from c4jax.env import Env
 
 from reference_games import MARKS, Connect4Ref, RefState, reference_for
 from test_games import batch, batched, jitted, row
+from marks import slow_unless
 
 
 def moves_of(text: str) -> list[int]:
@@ -261,7 +262,7 @@ SWEEP_SIZES = [
 
 
 @pytest.mark.parametrize(
-    "size, corners_only", SWEEP_SIZES,
+    "size, corners_only", slow_unless(SWEEP_SIZES, lambda case: case[0] in ((6, 7, 4), (3, 3, 3), (32, 64, 4), (40, 7, 4))),
     ids=[f"{r}x{c}_k{k}" + ("_words" if w == "words" else "") for (r, c, k), w in SWEEP_SIZES],
 )
 def test_every_edge_line_is_detected(size, corners_only):

@@ -18,6 +18,7 @@ import pytest
 import c4jax
 from c4jax import connect4 as c4
 from c4jax import tictactoe as ttt
+from marks import slow_unless
 
 DATA = pathlib.Path(c4jax.__file__).parent / "data" / "connect4_positions.jsonl"
 TREE_FIELDS = (
@@ -277,6 +278,7 @@ def test_solver_proves_a_loss_two_plies_deep_and_keeps_means_when_all_lose():
 # Tactics, both players, both games, 10 seeds each.
 
 
+@pytest.mark.slow
 @pytest.mark.optimized
 def test_connect4_tactical_positions_win_now_else_block():
     recs = [r for r in records() if r["kind"] == "tactical"]
@@ -317,6 +319,7 @@ def test_tictactoe_tactics_both_players():
         assert a in best, (moves, a, best)
 
 
+@pytest.mark.slow
 @pytest.mark.optimized
 def test_connect4_perfect_play_positions_floor():
     # The floor asserted, 86.7% strictly optimal moves and 96.1% keeping the
@@ -428,14 +431,14 @@ def test_solver_bounds_hold_the_exact_value_of_every_node(moves, n, seed):
 
 @pytest.mark.parametrize(
     "moves,n,options",
-    [
+    slow_unless([
         ("21537", 10, {}),
         ("21537", 40, {"qtransform": "parent_and_siblings"}),
         ("21537", 40, {"selection": "gumbel"}),
         ("24687", 200, {"selection": "gumbel", "max_num_considered_actions": 2}),
         ("2197", 40, {"temperature": 1.0}),
         ("2197", 40, {"prior": "heuristic", "rollout_policy": "heuristic"}),
-    ],
+    ], lambda case: case[2] in ({}, {"selection": "gumbel"})),
 )
 def test_a_move_proven_to_lose_is_never_played_while_another_is_not(moves, n, options):
     # A move proven to lose is excluded at the root even while the root
@@ -472,6 +475,7 @@ def test_solver_plays_a_win_in_one_that_plain_puct_leaves_unexplored():
     assert int(c4jax.run_mcts(jax.random.key(0), env, 200, solver=False).action) == 3
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("rows,cols", [(7, 40), (14, 20)])
 def test_first_play_urgency_visits_every_column_of_a_wide_board(rows, cols):
     # When min-max Q scores an unvisited move as a loss
@@ -489,6 +493,7 @@ def test_first_play_urgency_visits_every_column_of_a_wide_board(rows, cols):
         c4jax.run_mcts(jax.random.key(0), env, 10, unvisited_q="zero")
 
 
+@pytest.mark.slow
 @pytest.mark.optimized
 def test_solver_finds_the_trap_that_plain_means_miss():
     # After X's edge opening (cell 2), O's far-corner replies (7, 9) and the
@@ -507,7 +512,7 @@ def test_solver_finds_the_trap_that_plain_means_miss():
     assert np.sum(values[plain] < 0) >= 3, np.unique(plain + 1, return_counts=True)
 
 
-@pytest.mark.parametrize("selection", ["puct", "uct", "gumbel"])
+@pytest.mark.parametrize("selection", slow_unless(["puct", "uct", "gumbel"], lambda selection: selection == "puct"))
 def test_invariants_batch_of_live_and_finished_games(selection):
     finished = [c4.from_moves("1212121"), c4.from_moves("")]
     finished[1] = c4.env_step(c4.from_moves("1111112"), 0)[0]  # illegal move: game over
@@ -564,6 +569,7 @@ def test_same_key_same_result_and_batch_rows_equal_single_games():
     chex.assert_trees_all_equal(a, c)
 
 
+@pytest.mark.slow
 def test_the_default_is_one_lane_for_one_game_and_for_a_batch():
     opts = c4jax.SearchOptions()
     assert opts.lanes is None
@@ -581,8 +587,10 @@ def test_the_default_is_one_lane_for_one_game_and_for_a_batch():
     chex.assert_trees_all_equal(default.search_tree, one.search_tree)
 
 
-@pytest.mark.parametrize("block", [None, 32])
-@pytest.mark.parametrize("options", [{}, {"selection": "uct", "solver": False}, {"selection": "gumbel"}])
+@pytest.mark.parametrize("options,block", slow_unless(
+    [(options, block) for block in (None, 32)
+     for options in ({}, {"selection": "uct", "solver": False}, {"selection": "gumbel"})],
+    lambda case: case == ({"selection": "uct", "solver": False}, 32)))
 def test_a_batch_split_over_cpu_devices_and_blocks_builds_the_trees_of_single_games(options, block, monkeypatch):
     """A batch of 66 games, split over the CPU devices (one per core) and, on
     each, searched one game at a time (the CPU's blocks) or in vectorised
@@ -621,6 +629,7 @@ def test_block_sizes_divide_the_batch(monkeypatch):
     assert layout.block_size(1024, "gpu") == 1024
 
 
+@pytest.mark.slow
 def test_a_batch_placed_on_one_device_stays_there_and_an_odd_batch_is_split_padded():
     """Arrays the caller put on one device are searched there (no split);
     a batch of a prime number of games is split over the CPU devices,
@@ -753,14 +762,14 @@ def test_numpy_integers_are_budgets_like_python_ints():
 
 @pytest.mark.parametrize(
     "options",
-    [
+    slow_unless([
         dict(selection="uct"),
         dict(selection="gumbel"),
         dict(selection="gumbel", qtransform="min_max"),  # the solver's proven root Q-values
         dict(prior="heuristic"),
         dict(rollout_policy="heuristic", num_rollouts=2),
         dict(qtransform="parent_and_siblings"),
-    ],
+    ], lambda options: options in (dict(selection="uct"), dict(selection="gumbel"))),
 )
 def test_every_selection_rule_and_option_finds_the_win(options):
     # O to move; O has 2,2,2 in column 2 ("1212121" minus the last X):

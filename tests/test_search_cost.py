@@ -27,6 +27,7 @@ from c4jax.search import layout
 from c4jax.search.search import lower_search
 
 from hlo_inspect import gathers_from, launched_loops, parse, simulation_loop_is_one_kernel, whole_array_ops
+from marks import slow_unless
 
 # Inspects the compiled HLO: compiled with the fusion emitters users get (tests/conftest.py).
 pytestmark = pytest.mark.users_hlo
@@ -81,9 +82,12 @@ CASES = [
     for reused in (False, True)
     if not (selection == "gumbel" and reused)  # Gumbel refuses reused trees
 ]
+# The quick loop's cases: the default search, fresh for one game and reused
+# for a batch.
+QUICK = {(1, "puct", True, False), (8, "puct", True, True)}
 
 
-@pytest.mark.parametrize("batch,selection,solver,reused", CASES)
+@pytest.mark.parametrize("batch,selection,solver,reused", slow_unless(CASES, QUICK.__contains__))
 def test_no_whole_tree_copy_or_select_inside_the_simulation_loop(batch, selection, solver, reused):
     text = _compiled_text(batch, reused, CAPACITY, selection=selection, solver=solver)
     loops, ops = whole_array_ops(text, CAPACITY)
@@ -92,14 +96,14 @@ def test_no_whole_tree_copy_or_select_inside_the_simulation_loop(batch, selectio
     assert ops == [], "\n".join(f"{o.opcode} {o.shape} in {o.computation}" for o in ops[:20])
 
 
-@pytest.mark.parametrize("batch,capacity,selection,solver,reused", [
+@pytest.mark.parametrize("batch,capacity,selection,solver,reused", slow_unless([
     (batch, capacity, selection, solver, reused)
     for (batch, selection, solver, reused) in CASES
     if batch == 1 and selection != "gumbel"
     for capacity in (CAPACITY,)
 ] + [(1, 64_001, "puct", True, True)] + [
     (batch, CAPACITY, selection, solver, reused) for (batch, selection, solver, reused) in CASES if batch > 1
-])
+], lambda case: case[1] == CAPACITY and (case[0], *case[2:]) in QUICK))
 def test_the_descent_is_compiled_into_one_kernel(batch, capacity, selection, solver, reused):
     """XLA's CPU compiler runs the descent loop as one compiled kernel (a
     call marked ``xla_cpu_small_call``), at any capacity and batch size: the
@@ -117,7 +121,7 @@ def test_the_descent_is_compiled_into_one_kernel(batch, capacity, selection, sol
         assert launched == [], [w.text[:160] for w in launched]
 
 
-@pytest.mark.parametrize("batch,selection,solver,reused", CASES)
+@pytest.mark.parametrize("batch,selection,solver,reused", slow_unless(CASES, QUICK.__contains__))
 def test_the_simulation_loop_is_compiled_into_one_kernel(batch, selection, solver, reused):
     """On the CPU the tree is written without scatters
     (``c4jax.search.tree.write``), so XLA's CPU compiler runs the whole loop
@@ -135,7 +139,7 @@ def test_the_cpu_searches_a_batch_one_game_at_a_time():
     assert gathers_from(text, CAPACITY) == []
 
 
-@pytest.mark.parametrize("batch,selection,solver,reused", [c for c in CASES if c[0] > 1])
+@pytest.mark.parametrize("batch,selection,solver,reused", slow_unless([c for c in CASES if c[0] > 1], QUICK.__contains__))
 def test_a_batch_reads_its_nodes_with_gathers_over_the_batch(batch, selection, solver, reused):
     """At a batch of several games the descent reads every game's node at
     once, with gathers from the batched tree arrays, not in a loop over the
@@ -181,6 +185,7 @@ def test_the_inspection_finds_the_copy_of_a_read_then_write_loop():
     assert len(loops) == 1 and ops == []
 
 
+@pytest.mark.slow
 def test_a_game_played_with_reuse_compiles_the_search_once():
     """``run_mcts`` called move after move with the kept subtree (not inside
     a jit of the caller's) traces and compiles its search once."""
@@ -197,7 +202,7 @@ def test_a_game_played_with_reuse_compiles_the_search_once():
     assert compiled.stats()["compiles"] - before == 1
 
 
-@pytest.mark.parametrize("batch", [1, 8])
+@pytest.mark.parametrize("batch", slow_unless([1, 8], lambda batch: batch == 1))
 def test_parallel_lanes_update_the_tree_in_place(batch):
     """With 8 lanes a step reads the tree (8 descents), then proves the
     lanes' bounds one after another writing them into the tree: still no
@@ -217,7 +222,7 @@ def test_a_lane_descent_is_one_kernel_at_batch_one():
 
 
 @pytest.mark.users_hlo
-@pytest.mark.parametrize("lanes", [1, 4])
+@pytest.mark.parametrize("lanes", slow_unless([1, 4], lambda lanes: lanes == 1))
 def test_a_continued_anytime_chunk_copies_no_tree_buffer(lanes):
     """The anytime driver's later chunks (``continuing=True``, the tree
     donated) update the tree in place from the first instruction to the

@@ -128,6 +128,7 @@ def _env(tmp_path_factory, **extra):
     }
 
 
+@pytest.mark.slow
 def test_the_same_games_on_1_and_4_devices(run, tmp_path_factory):
     script = textwrap.dedent(f"""
         import json, jax, c4jax
@@ -193,6 +194,7 @@ def resumed(tmp_path_factory):
     return before, r, out
 
 
+@pytest.mark.slow
 def test_resume_after_a_kill_plays_only_the_missing_games(resumed):
     before, r, out = resumed
     assert r.returncode == 0, r.stderr[-3000:]
@@ -209,6 +211,7 @@ def test_resume_after_a_kill_plays_only_the_missing_games(resumed):
     assert all(g.seed == 0 for g in records)
 
 
+@pytest.mark.slow
 def test_resume_refuses_a_run_of_other_settings(resumed, tmp_path_factory):
     _, _, out = resumed
     args = CMD + ["--games", "60", "--batch-size", "2", "--out", str(out), "--resume"]
@@ -293,6 +296,7 @@ def _two_processes(extra_per_process, out, env):
     return [p.returncode for p in procs], outs
 
 
+@pytest.mark.slow
 def test_processes_started_with_other_settings_all_stop(tmp_path_factory):
     out = tmp_path_factory.mktemp("mismatch") / "g.jsonl"
     codes, outs = _two_processes(
@@ -344,6 +348,7 @@ def test_resume_refuses_a_part_file_of_another_process(run, tmp_path, capsys):
     assert len(_existing(str(part), this_run, (0, 1), None)) == 2
 
 
+@pytest.mark.slow
 def test_one_process_failing_its_checks_stops_every_process(tmp_path_factory):
     # Process 1's part is not a file of records: it cannot resume. Every
     # process stops at once with one line (rather than process 0 playing its
@@ -366,6 +371,7 @@ def test_one_process_failing_its_checks_stops_every_process(tmp_path_factory):
     assert time.monotonic() - t0 < 120
 
 
+@pytest.mark.slow
 def test_two_processes_with_jax_distributed_play_every_game_once(resumed, tmp_path_factory):
     _, _, single = resumed
     folder = tmp_path_factory.mktemp("distributed")

@@ -116,6 +116,7 @@ def test_the_fastest_proven_win_and_the_slowest_proven_loss_are_played():
     assert checked >= 24, checked
 
 
+@pytest.mark.slow
 @pytest.mark.optimized
 def test_pons_end_easy_positions_strictly_optimal_and_plies_sound():
     # Pons' score of a move: the winner wins with its (22 - |score|)-th stone.

@@ -131,6 +131,7 @@ def test_the_users_threshold_is_kept():
     assert user["small_loops"] == 0  # 0 turns the pass off: the user's setting, not ours
 
 
+@pytest.mark.slow
 def test_an_opt_out_value_other_than_0_or_1_warns_once_and_keeps_the_settings():
     bad = _probe(**{xla_flags.OPT_OUT: "maybe"})
     assert bad["status"] == "set" and bad["flags"] == ADDED
@@ -175,6 +176,7 @@ def test_a_bad_device_count_is_a_value_error(bad):
         flags_with_cpu_devices("", bad)
 
 
+@pytest.mark.slow
 def test_the_cpu_devices_follow_the_environment_variable_and_the_users_flags():
     assert _probe(**{DEVICES_ENV: "3"})["cpu_devices"] == 3
     assert _probe(**{DEVICES_ENV: "1"})["flags"] == EXTRA
