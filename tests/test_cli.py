@@ -253,6 +253,28 @@ def test_python_dash_m_c4jax_is_the_command():
     assert r.returncode == 0 and "play" in r.stdout and "analyze" in r.stdout, r.stderr
 
 
+@pytest.mark.parametrize("distributed", [False, True])
+def test_the_console_script_ends_with_mains_status(monkeypatch, distributed):
+    """``run`` (the console script) ends the process at once with
+    ``main``'s status, except under ``jax.distributed``, where it exits
+    normally (JAX's shutdown runs)."""
+    import jax
+
+    import c4jax.cli as cli
+
+    ended = []
+    monkeypatch.setattr(cli, "main", lambda: 3)
+    monkeypatch.setattr(cli, "hard_exit", ended.append)
+    monkeypatch.setattr(jax.distributed, "is_initialized", lambda: distributed)
+    if distributed:
+        with pytest.raises(SystemExit) as exit_:
+            cli.run()
+        assert exit_.value.code == 3 and ended == []
+    else:
+        cli.run()
+        assert ended == [3]
+
+
 ARENA = ["arena", "random", "random", "--game", "tictactoe", "--games", "2"]
 
 

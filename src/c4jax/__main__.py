@@ -1,8 +1,6 @@
 """``python -m c4jax``: the ``c4jax`` command (:mod:`c4jax.cli`)."""
 
-import sys
-
-from c4jax.cli import main
+from c4jax.cli import run
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run()

@@ -1,7 +1,5 @@
 """``python -m c4jax.cli``: the ``c4jax`` command."""
 
-import sys
+from c4jax.cli import run
 
-from c4jax.cli import main
-
-sys.exit(main())
+run()
