@@ -293,6 +293,29 @@ def test_a_full_or_closed_stdout_is_one_line_not_a_traceback():
     assert closed.returncode == 0 and b"Traceback" not in closed.stderr, closed.stderr.decode()
 
 
+def _buffered(env):
+    """``env`` with standard output block-buffered, as a user's is
+    (``PYTHONUNBUFFERED`` unset)."""
+    return {k: v for k, v in env.items() if k != "PYTHONUNBUFFERED"}
+
+
+@pytest.mark.parametrize("argv", [["analyze", "159", "--game", "tictactoe", "-n", "8", "--json"], ["--help"]],
+                         ids=["analyze_json", "help"])
+def test_buffered_output_that_cannot_be_written_is_exit_1_and_one_line(cli_env, argv):
+    """Output ``print`` left in Python's buffer is written before the
+    command's fast exit (``c4jax.cli.run``): a full disk is one line and
+    exit 1, a reader that is gone exit 1, never a silent 0 or a traceback."""
+    with open("/dev/full", "w") as full:
+        r = subprocess.run(CMD + argv, env=_buffered(cli_env), stdout=full, stderr=subprocess.PIPE, timeout=300)
+    err = r.stderr.decode()
+    assert r.returncode == 1 and err.strip().splitlines() == [
+        "c4jax: error: cannot write the output: No space left on device"], err
+    p = subprocess.Popen(CMD + argv, env=_buffered(cli_env), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    p.stdout.close()  # the reader is gone before anything is written
+    err = p.stderr.read().decode()
+    assert p.wait(timeout=300) == 1 and "Traceback" not in err, err
+
+
 # Errors argparse finds: main() returns before touching JAX, so they are
 # checked in this process (two of them also end to end, below).
 PARSE_ERRORS = [

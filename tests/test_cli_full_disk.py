@@ -45,7 +45,8 @@ def test_a_disk_full_while_writing_an_analysis_file_is_one_line_and_exit_1_and_n
 
 
 def test_a_closed_output_pipe_ends_with_exit_1_and_no_traceback():
-    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    # Standard output block-buffered, as a user's is.
+    env = {**{k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}, "PYTHONDONTWRITEBYTECODE": "1"}
     p = subprocess.Popen([sys.executable, "-m", "c4jax", "analyze", "159", "--game", "tictactoe", "-n", "8",
                           "--no-cache", "--json"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     p.stdout.close()  # the reader is gone before anything is written

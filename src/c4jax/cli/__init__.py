@@ -137,9 +137,20 @@ def run() -> None:
     interpreter's teardown of JAX's runtime (its client and compiled
     programs) takes about 0.2 s and nothing a finished command needs: every
     file is written whole and every compilation cached before :func:`main`
-    returns.  Where ``jax.distributed`` is initialized (self-play over
-    several processes) the normal exit runs, with JAX's shutdown."""
+    returns.  Output still buffered is written first: if it cannot be (a
+    closed pipe, a full disk), the status is 1, with one line on stderr
+    unless the reader is gone, as :func:`main` reports its own output errors.
+    Where ``jax.distributed`` is initialized (self-play over several
+    processes) the normal exit runs, with JAX's shutdown."""
     code = main()
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        code = code or 1
+    except (OSError, ValueError) as e:
+        with contextlib.suppress(OSError, ValueError):
+            sys.stderr.write(f"{PROG}: error: cannot write the output: {getattr(e, 'strerror', None) or e}\n")
+        code = code or 1
     if "jax" in sys.modules:
         import jax
 
