@@ -15,10 +15,11 @@ the library's objects from them (:mod:`c4jax.cli.from_args`) and the terminal
 output (:mod:`c4jax.cli.terminal`).  ``main(argv)``
 returns the exit status (0 on success, 2 for a bad argument, which is reported
 as one line on stderr, never as a traceback); :func:`run`, the console
-script, ends the process with it at once, without the interpreter's teardown.  JAX's persistent compilation
-cache is switched on inside :func:`main` (never at import), in
-``$C4JAX_CACHE_DIR`` or ``~/.cache/c4jax/jax`` (``--no-cache`` turns it off),
-so that a second start skips most of the XLA compilation.
+script, ends the process with it at once, without the interpreter's
+teardown.  JAX's persistent compilation cache is switched on inside
+:func:`main` (never at import), in ``$C4JAX_CACHE_DIR`` or
+``~/.cache/c4jax/jax`` (``--no-cache`` turns it off), so that a second start
+skips most of the XLA compilation.
 
 The command modules import JAX, the search and matplotlib inside the
 functions that use them: ``--help`` and argument errors start no JAX (about
@@ -133,10 +134,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def run() -> None:
     """The console script (``c4jax``, ``python -m c4jax``): :func:`main`,
-    then the process ends at once with its status (:func:`hard_exit`).  The
-    interpreter's teardown of JAX's runtime (its client and compiled
-    programs) takes about 0.2 s and nothing a finished command needs: every
-    file is written whole and every compilation cached before :func:`main`
+    then the process ends at once with its status (:func:`hard_exit`),
+    without the interpreter's teardown of JAX's runtime (its client and
+    compiled programs), which nothing a finished command needs: every file
+    is written whole and every compilation cached before :func:`main`
     returns.  Output still buffered is written first: if it cannot be (a
     closed pipe, a full disk), the status is 1, with one line on stderr
     unless the reader is gone, as :func:`main` reports its own output errors.
