@@ -31,7 +31,7 @@ import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 
 from c4jax import connect4, xla_flags  # noqa: E402
-from c4jax.search.search import lower_search, prepare_search  # noqa: E402
+from c4jax.search.search import _compile_stages, prepare_search  # noqa: E402
 
 
 def _zero(key, env):
@@ -64,9 +64,9 @@ def main() -> None:
         for name, opts in ROWS:
             keys, envs, tree, o, _ = prepare_search(jax.random.key(0), env, n, None, dict(opts))
             t0 = time.perf_counter()
-            # At the LLVM level run_mcts compiles its searches with.
-            fn = lower_search(keys, envs, tree, o, n).compile(
-                compiler_options=xla_flags.compiler_options(jax.default_backend()))
+            # The programs run_mcts compiles, on one device.
+            fn = _compile_stages(keys, envs, tree, o, n, False, None,
+                                 xla_flags.compiler_options(jax.default_backend()))
             args_ = (keys, envs, tree, jnp.int32(n))
             jax.block_until_ready(fn(*args_))
             programs[(b, n, name)] = (fn, args_, time.perf_counter() - t0)

@@ -24,7 +24,7 @@ from c4jax import connect4 as c4
 from c4jax.search.options import options_from_kwargs
 from c4jax.search import compiled
 from c4jax.search import layout
-from c4jax.search.search import lower_search
+from c4jax.search.search import lower_stages
 
 from hlo_inspect import gathers_from, launched_loops, parse, simulation_loop_is_one_kernel, whole_array_ops
 from marks import slow_unless
@@ -54,7 +54,8 @@ def test_the_inspected_programs_are_compiled_with_the_users_fusion_emitters():
 
 @functools.cache
 def _compiled_text(batch: int, reused: bool, capacity: int = CAPACITY, vectorised: bool = True, **options) -> str:
-    """The optimized HLO of the search (cached: the tests share it).  A
+    """The optimized HLO of the search's simulation stage, the program that
+    holds the loop over simulations (cached: the tests share it).  A
     batch is searched ``vectorised`` (one block of all its games, as on a
     GPU) unless asked for the CPU's blocks of one game."""
     envs = jax.tree.map(lambda x: jnp.stack([x] * batch), c4.from_moves("44"))
@@ -65,7 +66,7 @@ def _compiled_text(batch: int, reused: bool, capacity: int = CAPACITY, vectorise
     saved = layout.BLOCK
     layout.BLOCK = batch if vectorised else saved
     try:
-        return lower_search(keys, envs, tree, opts, SIMULATIONS).compile().as_text()
+        return lower_stages(keys, envs, tree, opts, SIMULATIONS).simulations.compile().as_text()
     finally:
         layout.BLOCK = saved
 
@@ -226,15 +227,14 @@ def test_a_lane_descent_is_one_kernel_at_batch_one():
 def test_a_continued_anytime_chunk_copies_no_tree_buffer(lanes):
     """The anytime driver's later chunks (``continuing=True``, the tree
     donated) update the tree in place from the first instruction to the
-    last: no capacity-sized ``copy`` anywhere in the program (the last
+    last: no capacity-sized ``copy`` anywhere in its three programs (the last
     simulation's writes are applied by a closing step inside the loop, and a
     chunk without Dirichlet noise leaves the root's stored prior alone)."""
     envs = jax.tree.map(lambda x: x[None], c4.from_moves("44"))
     keys = jax.random.split(jax.random.key(0), 1)
     opts = options_from_kwargs(dict(lanes=lanes))
     opts = dataclasses.replace(opts, capacity=CAPACITY, max_depth=c4.make().max_plies)
-    text = lower_search(keys, envs, c4jax.empty_tree(envs, CAPACITY), opts, SIMULATIONS,
-                        continuing=True).compile().as_text()
-    copies = [i for c in parse(text).values() for i in c
+    stages = lower_stages(keys, envs, c4jax.empty_tree(envs, CAPACITY), opts, SIMULATIONS, continuing=True)
+    copies = [i for stage in stages for c in parse(stage.compile().as_text()).values() for i in c
               if i.opcode == "copy" and any(CAPACITY in d for d in i.dims())]
     assert copies == [], [i.text[:120] for i in copies]

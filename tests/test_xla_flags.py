@@ -205,10 +205,33 @@ def test_compiler_options(monkeypatch, platform, flags, opt_out, expected):
     assert xla_flags.compiler_options(platform) == expected
 
 
+_EMITTERS_OFF = {xla_flags.EMITTERS_KEY: False} if xla_flags._jaxlib_before(0, 11) else {}
+
+
+@pytest.mark.parametrize(
+    "platform, flags, opt_out, expected",
+    [
+        ("cpu", "", None, {xla_flags.OPT_LEVEL_KEY: xla_flags.LIGHT_OPT_LEVEL, **_EMITTERS_OFF}),
+        ("cpu", "--xla_backend_optimization_level=0", None, _EMITTERS_OFF),  # the user's level wins
+        ("cpu", "--xla_cpu_use_fusion_emitters=true", None, {xla_flags.OPT_LEVEL_KEY: xla_flags.LIGHT_OPT_LEVEL}),
+        ("cpu", "", "0", {}),  # C4JAX_XLA_FLAGS=0: XLA's defaults
+        ("gpu", "", None, {}),
+    ],
+)
+def test_light_compiler_options(monkeypatch, platform, flags, opt_out, expected):
+    monkeypatch.setenv("XLA_FLAGS", flags)
+    if opt_out is None:
+        monkeypatch.delenv(xla_flags.OPT_OUT, raising=False)
+    else:
+        monkeypatch.setenv(xla_flags.OPT_OUT, opt_out)
+    assert xla_flags.light_compiler_options(platform) == expected
+
+
 def test_the_search_and_the_game_loops_compile_with_the_compiler_options(monkeypatch):
     """Every executable c4jax compiles for itself gets ``compiler_options``
-    (recorded at ``Lowered.compile``), and the compiled searches are keyed on
-    them: another level compiles the same search again."""
+    (recorded at ``Lowered.compile``), except the search's root and output
+    stages, which get ``light_compiler_options``; the compiled searches are
+    keyed on them: another level compiles the same search again."""
     import jax
 
     import c4jax
@@ -222,6 +245,9 @@ def test_the_search_and_the_game_loops_compile_with_the_compiler_options(monkeyp
         seen.append(compiler_options)
         return original(self, compiler_options=compiler_options)
 
+    def sort(options):  # the search's stages compile on two threads
+        return sorted(options, key=repr)
+
     monkeypatch.setattr(jax.stages.Lowered, "compile", recording)
     # XLA_FLAGS is read once, when JAX starts: from here on only
     # compiler_options reads it.  Level 0 keeps the compiles short.
@@ -230,14 +256,17 @@ def test_the_search_and_the_game_loops_compile_with_the_compiler_options(monkeyp
     monkeypatch.setattr(xla_flags, "CPU_OPT_LEVEL", 0)
     level = {"cpu": 0}.get(jax.default_backend())
     expected = {} if level is None else {xla_flags.OPT_LEVEL_KEY: level}
+    light = xla_flags.light_compiler_options(jax.default_backend())
+    if level is not None:
+        assert light[xla_flags.OPT_LEVEL_KEY] == xla_flags.LIGHT_OPT_LEVEL
     c4jax.clear_compiled()
     env = tictactoe.env_reset()
     c4jax.run_mcts(jax.random.key(0), env, 8)
     c4jax.run_mcts(jax.random.key(1), env, 8)
-    assert seen == [expected]
+    assert sort(seen) == sort([expected, light, light])
     c4jax.arena(jax.random.key(0), random_player(), random_player(), 2, env)
-    assert len(seen) == 3 and seen[1:] == [expected, expected]
+    assert len(seen) == 5 and seen[3:] == [expected, expected]
     if level is not None:
         monkeypatch.setattr(xla_flags, "CPU_OPT_LEVEL", 1)
         c4jax.run_mcts(jax.random.key(2), env, 8)
-        assert seen[3:] == [{xla_flags.OPT_LEVEL_KEY: 1}]
+        assert sort(seen[5:]) == sort([{xla_flags.OPT_LEVEL_KEY: 1}, light, light])

@@ -82,6 +82,20 @@ def _or(a: tuple, b: tuple) -> tuple:
 _DIRECTIONS = ((0, 1), (1, 0), (1, 1), (1, -1))
 
 
+def _traced_once(method):
+    """``method`` of a game (its other arguments arrays) jitted with the game
+    static: a search calls it at several places, and JAX traces and lowers
+    it once per shape instead of once per call (the compiled program is the
+    same: XLA inlines the calls)."""
+    jitted = jax.jit(method, static_argnums=0)
+
+    @functools.wraps(method)
+    def call(self, *args):
+        return jitted(self, *args)
+
+    return call
+
+
 @dataclasses.dataclass(frozen=True)
 class Connect4:
     """Connect-``connect`` on a ``rows`` x ``cols`` board with gravity.
@@ -208,6 +222,7 @@ class Connect4:
             out.append(y)
         return tuple(out)
 
+    @_traced_once
     def _has_line(self, x: jax.Array) -> jax.Array:
         """``bool[...]``: whether the stones ``x`` (stored layout) hold a line."""
         k = self.connect
@@ -223,6 +238,7 @@ class Connect4:
             found = _or(found, runs)
         return jnp.any(self._any_per_column(found), axis=-1)
 
+    @_traced_once
     def _threats(self, x: jax.Array, occupied: jax.Array) -> jax.Array:
         """Stored layout: the empty cells that would complete a line for ``x``."""
         k = self.connect

@@ -42,7 +42,14 @@ program of the process, yours included.
    ``xla_backend_optimization_level`` in ``XLA_FLAGS`` wins, and
    ``C4JAX_XLA_FLAGS=0`` leaves XLA's default.
 
-5. The search's CPU sizes (constants; they change speed, never a tree):
+5. Lighter options for the programs that run once per search (the search's
+   root and output stages, :func:`light_compiler_options`): LLVM level
+   :data:`LIGHT_OPT_LEVEL` (1) and XLA's fusion emitters off.  They compile
+   in about half the time, while the simulation stage compiles beside them
+   (:mod:`c4jax.search.search`), and run as fast within the noise
+   (``benchmarks/search_throughput.py``).
+
+6. The search's CPU sizes (constants; they change speed, never a tree):
    :data:`CPU_BLOCK` games searched at once per CPU device (1: a device
    searches its games one after another, each as one game's program, which
    on the CPU runs faster per game than any vectorised block of them:
@@ -61,7 +68,8 @@ from c4jax.validation import check_int
 
 __all__ = [
     "CPU_BLOCK", "MIN_GAMES_PER_DEVICE",
-    "LOOP_BYTES", "THRESHOLD_KEY", "LLVM_NO_LSR", "flags_with_llvm_option", "OPT_LEVEL_KEY", "CPU_OPT_LEVEL", "compiler_options", "OPT_OUT", "opted_out", "DEVICES_KEY", "DEVICES_ENV", "flags_with_loop_threshold",
+    "LOOP_BYTES", "THRESHOLD_KEY", "LLVM_NO_LSR", "flags_with_llvm_option", "OPT_LEVEL_KEY", "CPU_OPT_LEVEL", "compiler_options",
+    "LIGHT_OPT_LEVEL", "EMITTERS_KEY", "light_compiler_options", "OPT_OUT", "opted_out", "DEVICES_KEY", "DEVICES_ENV", "flags_with_loop_threshold",
     "flags_with_cpu_devices", "cpu_devices_wanted", "loop_threshold_status",
 ]
 
@@ -72,6 +80,8 @@ THRESHOLD_KEY = "xla_cpu_small_while_loop_byte_threshold"
 OPT_LEVEL_KEY = "xla_backend_optimization_level"
 LLVM_NO_LSR = "-disable-lsr"
 CPU_OPT_LEVEL = 2
+LIGHT_OPT_LEVEL = 1
+EMITTERS_KEY = "xla_cpu_use_fusion_emitters"
 LOOP_BYTES = 1 << 30
 OPT_OUT = "C4JAX_XLA_FLAGS"
 _EXTRA = "--xla_backend_extra_options="
@@ -156,6 +166,30 @@ def cpu_devices_wanted() -> int:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # not on Linux
         return max(1, os.cpu_count() or 1)
+
+
+def light_compiler_options(platform: str) -> dict[str, int | bool]:
+    """Per-compilation XLA options for c4jax's programs that run once per
+    search, not once per simulation (the search's root and output stages):
+    :func:`compiler_options` with LLVM level :data:`LIGHT_OPT_LEVEL` and,
+    where jaxlib has the flag (before 0.11), XLA's fusion emitters off; both
+    only where ``XLA_FLAGS`` does not set them.  ``{}`` off the CPU or with
+    ``C4JAX_XLA_FLAGS=0``."""
+    options: dict[str, int | bool] = dict(compiler_options(platform))
+    if platform != "cpu" or opted_out():
+        return options
+    flags = os.environ.get("XLA_FLAGS", "")
+    if OPT_LEVEL_KEY not in flags:
+        options[OPT_LEVEL_KEY] = LIGHT_OPT_LEVEL
+    if EMITTERS_KEY not in flags and _jaxlib_before(0, 11):
+        options[EMITTERS_KEY] = False
+    return options
+
+
+def _jaxlib_before(major: int, minor: int) -> bool:
+    from importlib.metadata import version
+
+    return tuple(int(x) for x in re.findall(r"[0-9]+", version("jaxlib"))[:2]) < (major, minor)
 
 
 def compiler_options(platform: str) -> dict[str, int]:

@@ -23,6 +23,12 @@ place (no whole-tree ``select`` or ``copy`` in the loop; tested on the
 compiled program).  A batch runs every step for all its games at once,
 laid out by :mod:`c4jax.search.layout`.
 
+Programs: called with arrays, a search runs three compiled programs, one per
+stage of its games (the root's evaluation, the simulations, the output), kept
+per shapes and options (:mod:`c4jax.search.compiled`); the simulations, the
+largest, compile on a thread of their own beside the other two.  Inside a
+caller's ``jax.jit`` the three are traced into the caller's program.
+
 Capacity: the tree holds ``capacity`` nodes (default ``num_simulations + 1``;
 a reused tree keeps its own).  When it is full, a simulation that would
 expand a node evaluates the leaf all the same and backs it up through the
@@ -37,10 +43,11 @@ capacity.
 
 from __future__ import annotations
 
+import concurrent.futures
 import dataclasses
 import functools
 import warnings
-from typing import Any, NamedTuple
+from typing import Any, Callable, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -72,7 +79,7 @@ from c4jax.search.tree import (
 )
 from c4jax.values import prior_and_flag
 from c4jax.validation import check_int
-from c4jax.xla_flags import compiler_options
+from c4jax.xla_flags import compiler_options, light_compiler_options
 from c4jax.search import compiled, programs
 
 __all__ = ["run_mcts", "MAX_SIMULATIONS"]
@@ -158,25 +165,146 @@ def _gumbel_simulations(opts: SearchOptions, num_simulations: int) -> int | None
     return num_simulations if opts.selection == "gumbel" else None
 
 
-def lower_search(keys, envs, tree, opts: SearchOptions, num_simulations: int, continuing: bool = False,
-                 mesh=None):
-    """The search of :func:`search_batch` lowered (``jax.stages.Lowered``),
-    from a jit object of its own: what is compiled and cached (and what the
-    tests inspect).  ``mesh``: split the games over its devices
+class _Stages(NamedTuple):
+    """One value per stage of the search (root, simulations, output)."""
+
+    roots: Any
+    simulations: Any
+    output: Any
+
+
+# Each stage's arguments: sharded by game (GAMES) or whole on every device.
+_SPECS = _Stages((GAMES, GAMES), (GAMES, GAMES, GAMES, GAMES, PartitionSpec()), (GAMES, GAMES, GAMES, GAMES))
+
+
+def _stage_fns(opts: SearchOptions, num_simulations: int, reused: bool) -> _Stages:
+    simulate = functools.partial(_simulation_stage, opts=opts, reused=reused,
+                                 gumbel_simulations=_gumbel_simulations(opts, num_simulations))
+    return _Stages(functools.partial(_root_stage, opts=opts, reused=reused), simulate,
+                   functools.partial(_output_stage, opts=opts))
+
+
+def _donated(continuing: bool) -> _Stages:
+    """The donated arguments of each stage: the reused tree (``continuing``)
+    and the searched tree the output stage returns, updated in place."""
+    return _Stages((), (3,) if continuing else (), (1,))
+
+
+class _Program(NamedTuple):
+    lowered: Any  # jax.stages.Lowered
+    out_shapes: Any  # the outputs' jax.ShapeDtypeStruct s
+    wrap: Callable  # the compiled executable -> fn(*args)
+
+
+def _stage_program(fn: Callable, args: tuple, specs: tuple, donate: tuple, mesh, kept: tuple | None) -> _Program:
+    """The stage ``fn`` lowered at ``args`` (arrays or
+    ``jax.ShapeDtypeStruct`` s): jitted on one device or (``mesh``) over the
+    mesh's devices with ``specs`` per argument; with ``kept`` (what the
+    program depends on besides the arguments' shapes), traced once and kept
+    on disk by :mod:`c4jax.search.programs` (one device only)."""
+    if kept is None:
+        if mesh is None:
+            jitted = jax.jit(fn, donate_argnums=donate)
+        else:
+            jitted = jax.jit(over_games(fn, mesh, specs, GAMES),
+                             in_shardings=tuple(NamedSharding(mesh, s) for s in specs),
+                             out_shardings=NamedSharding(mesh, GAMES), donate_argnums=donate)
+        traced = jitted.trace(*args)
+        return _Program(traced.lower(), traced.out_info, lambda exe: exe)
+    leaves, in_tree = jax.tree.flatten(args)
+
+    def flat_fn(*xs):
+        return jax.tree.flatten(fn(*jax.tree.unflatten(in_tree, xs)))
+
+    exported, out_tree = programs.load_or_export(flat_fn, leaves, kept + (str(in_tree),))
+    starts = np.cumsum([0] + [len(jax.tree.leaves(x)) for x in args])
+    flat_donate = tuple(i for arg in donate for i in range(starts[arg], starts[arg + 1]))
+    lowered = jax.jit(exported.call, donate_argnums=flat_donate).lower(*leaves)
+    out_shapes = jax.tree.unflatten(out_tree, [jax.ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type)
+                                               for a in exported.out_avals])
+
+    def wrap(exe):
+        return lambda *xs: jax.tree.unflatten(out_tree, exe(*jax.tree.leaves(xs)))
+
+    return _Program(lowered, out_shapes, wrap)
+
+
+def lower_stages(keys, envs, tree, opts: SearchOptions, num_simulations: int, continuing: bool = False,
+                 mesh=None) -> _Stages:
+    """The three programs of :func:`search_batch` lowered
+    (``jax.stages.Lowered``): what is compiled and cached (and what the tests
+    inspect).  ``mesh``: split the games over its devices
     (:func:`c4jax.search.layout.cpu_mesh`)."""
-    impl = functools.partial(_search_batch_impl, opts=opts, continuing=continuing,
-                             gumbel_simulations=_gumbel_simulations(opts, num_simulations))
-    if mesh is None:
-        fn = jax.jit(impl, donate_argnums=(2,) if continuing else ())
-    else:
-        games = NamedSharding(mesh, GAMES)
-        fn = jax.jit(
-            over_games(impl, mesh, (GAMES, GAMES, GAMES, PartitionSpec()), GAMES),
-            in_shardings=(games, games, None if tree is None else games, NamedSharding(mesh, PartitionSpec())),
-            out_shardings=games,
-            donate_argnums=(2,) if continuing else (),
-        )
-    return fn.lower(keys, envs, tree, jnp.int32(num_simulations))
+    fns, donated = _stage_fns(opts, num_simulations, continuing and tree is not None), _donated(continuing)
+    roots = _stage_program(fns.roots, (keys, envs), _SPECS.roots, donated.roots, mesh, None)
+    simulations = _stage_program(fns.simulations, (keys, envs, roots.out_shapes, tree, np.int32(num_simulations)),
+                                 _SPECS.simulations, donated.simulations, mesh, None)
+    searched, non_finite = simulations.out_shapes
+    output = _stage_program(fns.output, (keys, searched, envs, non_finite),
+                            _SPECS.output, donated.output, mesh, None)
+    return _Stages(roots.lowered, simulations.lowered, output.lowered)
+
+
+def _root_shapes(keys, envs, opts: SearchOptions) -> RootEvaluation:
+    """What :func:`_root_stage` returns for ``keys`` and ``envs``, as
+    ``jax.ShapeDtypeStruct`` s, without tracing it (tested against its
+    trace)."""
+    games, actions = keys.shape[0], envs.game.num_actions
+
+    def shape(*axes, dtype=jnp.float32):
+        return jax.ShapeDtypeStruct((games, *axes), dtype)
+
+    return RootEvaluation(
+        logits=shape(actions), prior_bad=shape(dtype=jnp.int32),
+        root_gumbel=shape(actions) if opts.selection == "gumbel" else None,
+        value=shape(), value_bad=shape(dtype=jnp.bool_), lower=shape(), upper=shape(), plies=shape(dtype=jnp.int32))
+
+
+def _avals(shapes) -> list:
+    return [(x.shape, x.dtype, x.weak_type) for x in jax.tree.leaves(shapes)]
+
+
+def _compile_stages(keys, envs, tree, opts: SearchOptions, num_simulations: int, continuing: bool, mesh,
+                    options: dict, meanwhile: Callable[[], object] | None = None,
+                    kept: tuple | None = None) -> Callable:
+    """``run(keys, envs, tree, count) -> SearchOutput``: the programs of
+    :func:`lower_stages` compiled, the simulation stage with XLA's
+    ``options``, the other two with
+    :func:`c4jax.xla_flags.light_compiler_options`; ``kept``: see
+    :func:`_stage_program`.  The simulation stage, the largest program, is
+    traced first (from :func:`_root_shapes`) and compiles on a thread of its
+    own while the other two are traced, lowered and compiled and
+    ``meanwhile()`` runs (XLA's compiler releases the GIL)."""
+    fns, donated = _stage_fns(opts, num_simulations, continuing and tree is not None), _donated(continuing)
+    light = light_compiler_options(jax.default_backend())
+
+    def program(stage: str, args: tuple) -> _Program:
+        return _stage_program(getattr(fns, stage), args, getattr(_SPECS, stage), getattr(donated, stage), mesh,
+                              None if kept is None else kept + (stage,))
+
+    count = np.int32(num_simulations)
+    predicted = _root_shapes(keys, envs, opts)
+    simulations = program("simulations", (keys, envs, predicted, tree, count))
+    searched, non_finite = simulations.out_shapes
+    with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="c4jax-compile") as pool:
+        pending = pool.submit(simulations.lowered.compile, compiler_options=options)
+        output = program("output", (keys, searched, envs, non_finite))
+        output_fn = output.wrap(output.lowered.compile(compiler_options=light))
+        roots = program("roots", (keys, envs))
+        roots_fn = roots.wrap(roots.lowered.compile(compiler_options=light))
+        if meanwhile is not None:
+            meanwhile()
+        simulations_fn = simulations.wrap(pending.result())
+    if _avals(roots.out_shapes) != _avals(predicted):  # never expected (tested): compiled again for the real shapes
+        again = program("simulations", (keys, envs, roots.out_shapes, tree, count))
+        simulations_fn = again.wrap(again.lowered.compile(compiler_options=options))
+
+    def run(keys, envs, tree, count):
+        evaluated = roots_fn(keys, envs)
+        searched, non_finite = simulations_fn(keys, envs, evaluated, tree, count)
+        return output_fn(keys, searched, envs, non_finite)
+
+    return run
 
 
 def search_batch(keys, envs, tree, opts: SearchOptions, num_simulations: int, continuing: bool = False):
@@ -222,43 +350,28 @@ def compiled_search(keys, envs, tree, opts: SearchOptions, num_simulations: int,
     )
     count = np.int32(num_simulations)
     if mesh is None and opts.prior_fn is None and opts.value_fn is None and programs.directory() is not None:
-        fn = compiled.compiled(signature + ("exported",),
-                               lambda: _compile_exported(args, opts, num_simulations, continuing, options))
+        # Traced once and kept on disk beside the persistent compilation cache.
+        kept = (repr(envs.game), repr(opts), _gumbel_simulations(opts, num_simulations), continuing, layout.BLOCK)
+        fn = compiled.compiled(signature + ("exported",), lambda: _compile_stages(
+            *args, opts, num_simulations, continuing, None, options, kept=kept))
         return lambda keys, envs, tree: fn(keys, envs, tree, count)
-    fn = compiled.compiled(
-        signature,
-        lambda: lower_search(*args, opts, num_simulations, continuing, mesh).compile(compiler_options=options))
     if mesh is None:
+        fn = compiled.compiled(signature, lambda: _compile_stages(*args, opts, num_simulations, continuing, mesh,
+                                                                  options))
         return lambda keys, envs, tree: fn(keys, envs, tree, count)
+
+    def place(keys, envs, tree):
+        return jax.device_put(layout.pad_rows((keys, envs, tree), rows), games_sharding)
+
+    # Placing the games compiles small programs of its own: done while the
+    # simulations compile.
+    fn = compiled.compiled(signature, lambda: _compile_stages(*args, opts, num_simulations, continuing, mesh,
+                                                              options, lambda: place(keys, envs, tree)))
 
     def run(keys, envs, tree):
-        placed = jax.device_put(layout.pad_rows((keys, envs, tree), rows), games_sharding)
+        placed = place(keys, envs, tree)
         out = fn(*placed, count)
         return out if rows == games else jax.tree.map(lambda x: x[:games], out)
-
-    return run
-
-
-def _compile_exported(args, opts: SearchOptions, num_simulations: int, continuing: bool, options: dict):
-    """The search of ``args`` (one device) compiled with XLA's ``options``
-    from its traced program kept on disk (:mod:`c4jax.search.programs`;
-    traced and kept on a miss): ``run(keys, envs, tree, count) ->
-    SearchOutput``."""
-    gumbel = _gumbel_simulations(opts, num_simulations)
-    impl = functools.partial(_search_batch_impl, opts=opts, continuing=continuing, gumbel_simulations=gumbel)
-    leaves, in_tree = jax.tree.flatten(args + (np.int32(num_simulations),))
-
-    def flat_fn(*xs):
-        return jax.tree.flatten(impl(*jax.tree.unflatten(in_tree, xs)))
-
-    exported, out_tree = programs.load_or_export(
-        flat_fn, leaves, (str(in_tree), repr(args[1].game), repr(opts), gumbel, continuing, layout.BLOCK))
-    front = len(jax.tree.leaves(args[:2]))
-    donate = tuple(range(front, front + len(jax.tree.leaves(args[2])))) if continuing else ()
-    exe = jax.jit(exported.call, donate_argnums=donate).lower(*leaves).compile(compiler_options=options)
-
-    def run(keys, envs, tree, count):
-        return jax.tree.unflatten(out_tree, exe(*jax.tree.leaves((keys, envs, tree, count))))
 
     return run
 
@@ -345,38 +458,57 @@ def unbatch_output(out: SearchOutput, single: bool) -> SearchOutput:
     return out
 
 
-def _search_batch_impl(keys, envs, tree, num_simulations, opts: SearchOptions, gumbel_simulations, continuing: bool):
-    # num_simulations: int32[] (traced); Gumbel's count is static as well.
+def _per_game(fn: Callable, games: int) -> Callable:
+    """``fn`` (one game's arrays in, one game's out) over a batch of
+    ``games``, in the blocks of :mod:`c4jax.search.layout`: a block of one
+    game runs ``fn`` without vmap (the same numbers: vmap's rows are
+    independent; on the CPU the fastest way to search a game), a wider one
+    vmapped."""
+    def block(*args):
+        if jax.tree.leaves(args)[0].shape[0] == 1:
+            one = fn(*jax.tree.map(lambda x: x[0], args))
+            return jax.tree.map(lambda x: x[None], one)
+        return jax.vmap(fn)(*args)
+
+    return layout.in_blocks(block, games, jax.default_backend())
+
+
+# The search runs in three stages, each over the batch (each its own loop over
+# the games, which XLA's CPU backend compiles into a kernel of its own).
+# Between them pass the root's evaluation and the tree; each stage derives the
+# keys it needs from the games' keys (:func:`_root_keys`).  Called with
+# arrays, each stage is a program of its own (:func:`_compile_stages`);
+# traced, they are one program (:func:`_search_batch_impl`).
+
+def _root_stage(keys, envs, *, opts: SearchOptions, reused: bool) -> RootEvaluation:
+    keys = search_keys(keys)  # the same numbers, drawn by fused kernels
+    return _per_game(functools.partial(_evaluate_root, opts=opts, continuing=reused), keys.shape[0])(keys, envs)
+
+
+def _simulation_stage(keys, envs, roots: RootEvaluation, tree, num_simulations, *, opts: SearchOptions,
+                      reused: bool, gumbel_simulations: int | None):
+    # num_simulations: int32[] (traced); Gumbel's count is static instead.
     if gumbel_simulations is not None:
         num_simulations = gumbel_simulations
-    keys = search_keys(keys)  # the same numbers, drawn by fused kernels
-    platform = jax.default_backend()
-    games = keys.shape[0]
+    keys = search_keys(keys)
+    simulate = _per_game(functools.partial(_simulate, opts=opts, num_simulations=num_simulations, continuing=reused),
+                         keys.shape[0])
+    return simulate(keys, envs, roots) if tree is None else simulate(keys, envs, roots, tree)
 
-    def per_game(fn):
-        """``fn`` (one game's arrays in, one game's out) over the batch, in
-        the blocks of :mod:`c4jax.search.layout`: a block of one game runs
-        ``fn`` without vmap (the same numbers: vmap's rows are independent;
-        on the CPU the fastest way to search a game), a wider one vmapped."""
-        def block(*args):
-            if jax.tree.leaves(args)[0].shape[0] == 1:
-                one = fn(*jax.tree.map(lambda x: x[0], args))
-                return jax.tree.map(lambda x: x[None], one)
-            return jax.vmap(fn)(*args)
 
-        return layout.in_blocks(block, games, platform)
-
-    # Three stages, each over the batch: each is its own loop over the games,
-    # so XLA's CPU backend compiles each into a kernel of its own (one loop
-    # holding them all is one kernel, one LLVM function, which compiles
-    # slower).  Between them pass only the root's evaluation and the trees
-    # the search returns.
-    reused = continuing and tree is not None
-    roots = per_game(functools.partial(_evaluate_root, opts=opts, continuing=reused))(keys, envs)
-    simulate = functools.partial(_simulate, opts=opts, num_simulations=num_simulations, continuing=reused)
-    tree, non_finite = per_game(simulate)(envs, roots) if tree is None else per_game(simulate)(envs, roots, tree)
-    out = per_game(functools.partial(_search_finish, opts=opts))(roots.action_key, tree, envs, non_finite)
+def _output_stage(keys, tree, envs, non_finite, *, opts: SearchOptions) -> SearchOutput:
+    keys = search_keys(keys)
+    out = _per_game(functools.partial(_search_finish, opts=opts), keys.shape[0])(keys, tree, envs, non_finite)
     return out.replace(search_tree=tree)
+
+
+def _search_batch_impl(keys, envs, tree, num_simulations, opts: SearchOptions, gumbel_simulations, continuing: bool):
+    """The three stages as one traced function (inside a caller's jit)."""
+    reused = continuing and tree is not None
+    roots = _root_stage(keys, envs, opts=opts, reused=reused)
+    tree, non_finite = _simulation_stage(keys, envs, roots, tree, num_simulations, opts=opts, reused=reused,
+                                         gumbel_simulations=gumbel_simulations)
+    return _output_stage(keys, tree, envs, non_finite, opts=opts)
 
 
 # ---------------------------------------------------------------------------
@@ -403,7 +535,6 @@ class RootEvaluation(NamedTuple):
     value, value_bad: the root's leaf value and its non-finite flag; bounds
       ``lower``, ``upper``, ``plies`` (:meth:`static_bounds`); zeros when the
       tree is continued (its root is valued already).
-    search_key, action_key: the keys of the simulations and of the output.
     """
 
     logits: jax.Array
@@ -414,16 +545,22 @@ class RootEvaluation(NamedTuple):
     lower: jax.Array
     upper: jax.Array
     plies: jax.Array
-    search_key: jax.Array
-    action_key: jax.Array
+
+
+def _root_keys(key) -> tuple[jax.Array, jax.Array, jax.Array, jax.Array]:
+    """One game's keys, from its search key: ``(root_key, noise_key,
+    search_key, action_key)``, for the root's value, its noise, the
+    simulations and the output."""
+    root_key, policy_key = jax.random.split(key)
+    action_key, noise_key, search_key = jax.random.split(policy_key, 3)
+    return root_key, noise_key, search_key, action_key
 
 
 def _evaluate_root(key, env: Env, *, opts: SearchOptions, continuing: bool) -> RootEvaluation:
     """The first stage of one game's search: its root's prior, noise and
-    value, and its keys.  ``continuing`` (static): the anytime driver's later
-    chunks (the tree's root is valued already)."""
-    root_key, policy_key = jax.random.split(key)
-    action_key, noise_key, search_key = jax.random.split(policy_key, 3)
+    value.  ``continuing`` (static): the anytime driver's later chunks (the
+    tree's root is valued already)."""
+    root_key, noise_key, _, _ = _root_keys(key)
     legal = env.game.legal_action_mask(env)
     logits, prior_bad = prior_and_flag(env, opts.prior, opts.prior_fn)
     root_gumbel = None
@@ -440,8 +577,7 @@ def _evaluate_root(key, env: Env, *, opts: SearchOptions, continuing: bool) -> R
         lower, upper, plies = make_solver(opts.solver).static_bounds(env)
     return RootEvaluation(
         logits=masked_prior(logits, legal), prior_bad=(prior_bad & ~env.done).astype(jnp.int32),
-        root_gumbel=root_gumbel, value=value, value_bad=value_bad, lower=lower, upper=upper, plies=plies,
-        search_key=search_key, action_key=action_key)
+        root_gumbel=root_gumbel, value=value, value_bad=value_bad, lower=lower, upper=upper, plies=plies)
 
 
 def _root_tree(root: RootEvaluation, env: Env, tree, opts: SearchOptions,
@@ -504,21 +640,21 @@ def _descend_lanes(key, tree, select, max_depth: int, lanes: int):
     return jax.lax.fori_loop(0, lanes, lane, (no_edges, paths))[1]
 
 
-def _search_finish(action_key, tree, env: Env, non_finite, *, opts: SearchOptions) -> SearchOutput:
+def _search_finish(key, tree, env: Env, non_finite, *, opts: SearchOptions) -> SearchOutput:
     """The last stage of one game's search: its :class:`SearchOutput`,
     without ``search_tree`` (``None``; the caller has the tree)."""
-    out = search_output(action_key, tree, env, opts, make_solver(opts.solver), non_finite)
+    out = search_output(_root_keys(key)[3], tree, env, opts, make_solver(opts.solver), non_finite)
     return out.replace(search_tree=None)
 
 
-def _simulate(env: Env, root: RootEvaluation, tree=None, *, opts: SearchOptions, num_simulations,
+def _simulate(key, env: Env, root: RootEvaluation, tree=None, *, opts: SearchOptions, num_simulations,
               continuing: bool) -> tuple[mctx.Tree, jax.Array]:
     """The second stage of one game's search: the tree to search
     (:func:`_root_tree`) after ``num_simulations`` simulations, and the
     evaluations whose user function gave NaN or infinity (``int32[]``)."""
     solver = make_solver(opts.solver)
     tree, root_non_finite = _root_tree(root, env, tree, opts, continuing)
-    search_key = root.search_key
+    search_key = _root_keys(key)[2]
     next_free = jnp.sum(tree.node_visits > 0).astype(jnp.int32)
     # Only Gumbel's root selection needs the count, and then it is an int.
     select = make_selection(opts, solver, num_simulations if opts.selection == "gumbel" else None)
