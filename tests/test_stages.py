@@ -78,6 +78,8 @@ def test_the_staged_programs_give_the_search_traced_as_one_program(cache_folder,
     staged = c4jax.run_mcts(key, envs, 40, **options)
     traced = jax.jit(lambda k, e: c4jax.run_mcts(k, e, 40, **options))(key, envs)
     chex.assert_trees_all_equal(jax.device_get(staged), jax.device_get(traced))
+    if game == "tictactoe":  # one game: tests/test_search.py::test_eager_and_jit_agree
+        return
     env = module.from_moves(moves[1])
     one = c4jax.run_mcts(jax.random.key(3), env, 40, **options)
     one_traced = jax.jit(lambda k, e: c4jax.run_mcts(k, e, 40, **options))(jax.random.key(3), env)
