@@ -13,6 +13,7 @@ inside ``jit`` and ``vmap``.
 
 from __future__ import annotations
 
+import functools
 import math
 
 import jax
@@ -23,7 +24,17 @@ __all__ = ["as_key", "keys_for_games"]
 
 def _raw_size() -> int:
     """Words of a raw key of the default implementation (2 for Threefry)."""
+    return _raw_size_of(jax.config.jax_default_prng_impl)
+
+
+@functools.lru_cache(maxsize=None)
+def _raw_size_of(impl: str) -> int:
     return jax.eval_shape(lambda: jax.random.PRNGKey(0)).shape[-1]
+
+
+def _accepted() -> str:
+    return (f"a PRNG key: jax.random.key(seed) of any implementation (threefry, rbg, unsafe_rbg) "
+            f"or a raw jax.random.PRNGKey(seed) (uint32[{_raw_size()}])")
 
 
 def as_key(key, *, name: str = "key") -> jax.Array:
@@ -41,23 +52,19 @@ def as_key(key, *, name: str = "key") -> jax.Array:
       ValueError: ``None``, a Python number, a float or signed array, or a raw
         key of the wrong width; the message names the accepted kinds.
     """
-    accepted = (
-        f"a PRNG key: jax.random.key(seed) of any implementation (threefry, rbg, unsafe_rbg) "
-        f"or a raw jax.random.PRNGKey(seed) (uint32[{_raw_size()}])"
-    )
     if key is None or isinstance(key, (bool, int, float, complex, str, bytes)):
-        raise ValueError(f"{name} must be {accepted}; got {type(key).__name__} {key!r:.40}")
+        raise ValueError(f"{name} must be {_accepted()}; got {type(key).__name__} {key!r:.40}")
     if not isinstance(key, jax.Array):
         try:
             key = jnp.asarray(key)
         except (TypeError, ValueError):
-            raise ValueError(f"{name} must be {accepted}; got {type(key).__name__}") from None
+            raise ValueError(f"{name} must be {_accepted()}; got {type(key).__name__}") from None
     if jax.dtypes.issubdtype(key.dtype, jax.dtypes.prng_key):
         return key
     if key.dtype != jnp.uint32:
-        raise ValueError(f"{name} must be {accepted}; got an array of dtype {key.dtype} and shape {key.shape}")
+        raise ValueError(f"{name} must be {_accepted()}; got an array of dtype {key.dtype} and shape {key.shape}")
     if key.ndim < 1 or key.shape[-1] != _raw_size():
-        raise ValueError(f"{name} must be {accepted}; got a uint32 array of shape {key.shape}")
+        raise ValueError(f"{name} must be {_accepted()}; got a uint32 array of shape {key.shape}")
     return jax.random.wrap_key_data(key)
 
 
