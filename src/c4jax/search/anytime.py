@@ -22,7 +22,6 @@ clock decides how many chunks run.
 
 from __future__ import annotations
 
-import concurrent.futures
 import dataclasses
 import functools
 import math
@@ -138,12 +137,8 @@ def run_mcts_anytime(
 
         tree = empty_tree(envs, opts.capacity)
     cached = compiled_count()
-    # The later chunks' programs are traced and compiled on another thread
-    # while the first chunk's are.
-    with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="c4jax-compile") as pool:
-        pending = pool.submit(compiled_search, keys, envs, tree, opts, chunk, continuing=True)
-        first = compiled_search(keys, envs, tree, opts, chunk, continuing=False)
-        later = pending.result()
+    first = compiled_search(keys, envs, tree, opts, chunk, continuing=False)
+    later = compiled_search(keys, envs, tree, opts, chunk, continuing=True)
     fold = _fold_in()
     fold(keys, 0)
     compile_s = 0.0

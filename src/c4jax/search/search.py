@@ -286,7 +286,11 @@ def _compile_stages(keys, envs, tree, opts: SearchOptions, num_simulations: int,
     predicted = _root_shapes(keys, envs, opts)
     simulations = program("simulations", (keys, envs, predicted, tree, count))
     searched, non_finite = simulations.out_shapes
-    with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="c4jax-compile") as pool:
+    # Only XLA's compilation runs on the thread: tracing and lowering stay on
+    # the caller's, under its JAX settings.  An error (or an interrupt) here
+    # does not wait for the thread.
+    pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="c4jax-compile")
+    try:
         pending = pool.submit(simulations.lowered.compile, compiler_options=options)
         output = program("output", (keys, searched, envs, non_finite))
         output_fn = output.wrap(output.lowered.compile(compiler_options=light))
@@ -295,6 +299,8 @@ def _compile_stages(keys, envs, tree, opts: SearchOptions, num_simulations: int,
         if meanwhile is not None:
             meanwhile()
         simulations_fn = simulations.wrap(pending.result())
+    finally:
+        pool.shutdown(wait=False)
     if _avals(roots.out_shapes) != _avals(predicted):  # never expected (tested): compiled again for the real shapes
         again = program("simulations", (keys, envs, roots.out_shapes, tree, count))
         simulations_fn = again.wrap(again.lowered.compile(compiler_options=options))
