@@ -84,10 +84,10 @@ _DIRECTIONS = ((0, 1), (1, 0), (1, 1), (1, -1))
 
 def _traced_once(method):
     """``method`` of a game (its other arguments arrays) jitted with the game
-    static: a search calls it at several places, and JAX traces and lowers
-    it once per shape instead of once per call (the compiled program is the
-    same: XLA inlines the calls)."""
-    jitted = jax.jit(method, static_argnums=0)
+    static and inlined: a search calls it at several places, and JAX traces
+    its Python once per shape instead of once per call (the program is the
+    same)."""
+    jitted = jax.jit(method, static_argnums=0, inline=True)
 
     @functools.wraps(method)
     def call(self, *args):
