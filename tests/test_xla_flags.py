@@ -186,45 +186,33 @@ def test_the_cpu_devices_follow_the_environment_variable_and_the_users_flags():
     assert len(bad["warnings"]) == 1 and "C4JAX_CPU_DEVICES must be an int >= 1" in bad["warnings"][0]
 
 
-@pytest.mark.parametrize(
-    "platform, flags, opt_out, expected",
-    [
-        ("cpu", "", None, {xla_flags.OPT_LEVEL_KEY: xla_flags.CPU_OPT_LEVEL}),
-        ("cpu", "--xla_backend_optimization_level=0", None, {}),  # the user's level wins
-        ("cpu", "", "0", {}),  # C4JAX_XLA_FLAGS=0: XLA's default
-        ("gpu", "", None, {}),
-        ("tpu", "", None, {}),
-    ],
-)
-def test_compiler_options(monkeypatch, platform, flags, opt_out, expected):
-    monkeypatch.setenv("XLA_FLAGS", flags)
-    if opt_out is None:
-        monkeypatch.delenv(xla_flags.OPT_OUT, raising=False)
-    else:
-        monkeypatch.setenv(xla_flags.OPT_OUT, opt_out)
-    assert xla_flags.compiler_options(platform) == expected
-
-
 _EMITTERS_OFF = {xla_flags.EMITTERS_KEY: False} if xla_flags._jaxlib_before(0, 11) else {}
+_LIGHT = xla_flags.LIGHT_OPT_LEVEL
 
 
 @pytest.mark.parametrize(
-    "platform, flags, opt_out, expected",
+    "function, platform, flags, opt_out, expected",
     [
-        ("cpu", "", None, {xla_flags.OPT_LEVEL_KEY: xla_flags.LIGHT_OPT_LEVEL, **_EMITTERS_OFF}),
-        ("cpu", "--xla_backend_optimization_level=0", None, _EMITTERS_OFF),  # the user's level wins
-        ("cpu", "--xla_cpu_use_fusion_emitters=true", None, {xla_flags.OPT_LEVEL_KEY: xla_flags.LIGHT_OPT_LEVEL}),
-        ("cpu", "", "0", {}),  # C4JAX_XLA_FLAGS=0: XLA's defaults
-        ("gpu", "", None, {}),
+        ("compiler_options", "cpu", "", None, {xla_flags.OPT_LEVEL_KEY: xla_flags.CPU_OPT_LEVEL}),
+        ("compiler_options", "cpu", "--xla_backend_optimization_level=0", None, {}),  # the user's level wins
+        ("compiler_options", "cpu", "", "0", {}),  # C4JAX_XLA_FLAGS=0: XLA's default
+        ("compiler_options", "gpu", "", None, {}),
+        ("compiler_options", "tpu", "", None, {}),
+        ("light_compiler_options", "cpu", "", None, {xla_flags.OPT_LEVEL_KEY: _LIGHT, **_EMITTERS_OFF}),
+        ("light_compiler_options", "cpu", "--xla_backend_optimization_level=0", None, _EMITTERS_OFF),
+        ("light_compiler_options", "cpu", "--xla_cpu_use_fusion_emitters=true", None,
+         {xla_flags.OPT_LEVEL_KEY: _LIGHT}),
+        ("light_compiler_options", "cpu", "", "0", {}),
+        ("light_compiler_options", "gpu", "", None, {}),
     ],
 )
-def test_light_compiler_options(monkeypatch, platform, flags, opt_out, expected):
+def test_compiler_options(monkeypatch, function, platform, flags, opt_out, expected):
     monkeypatch.setenv("XLA_FLAGS", flags)
     if opt_out is None:
         monkeypatch.delenv(xla_flags.OPT_OUT, raising=False)
     else:
         monkeypatch.setenv(xla_flags.OPT_OUT, opt_out)
-    assert xla_flags.light_compiler_options(platform) == expected
+    assert getattr(xla_flags, function)(platform) == expected
 
 
 def test_the_search_and_the_game_loops_compile_with_the_compiler_options(monkeypatch):
