@@ -3,6 +3,8 @@ shapes and options in a later process loads its program without tracing,
 and gives the same output; damaged entries are traced again; searches with
 the user's own functions are not kept."""
 
+import pickle
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -84,3 +86,36 @@ def test_nothing_is_kept_while_the_compilation_cache_is_off(tmp_path):
     finally:
         jax.config.update("jax_compilation_cache_dir", before)
     assert not list(tmp_path.rglob("*.exported"))
+
+
+def test_an_entry_written_for_another_program_is_traced_again(folder):
+    """Entries moved under each other's names (a valid program of another
+    key) are not used: each search traces again, gives its own output and
+    rewrites its entries."""
+    first, other = _search(), _search(selection="uct")
+    entries = sorted(folder.glob("*.exported"))
+    assert len(entries) == 2 * STAGES
+    blobs = [e.read_bytes() for e in entries]
+    for entry, blob in zip(entries, blobs[1:] + blobs[:1]):
+        entry.write_bytes(blob)
+    c4jax.clear_compiled()
+    _same(_search(), first)
+    _same(_search(selection="uct"), other)
+    for entry in entries:  # each rewritten for its own key
+        assert pickle.loads(entry.read_bytes())[0] == entry.stem
+
+
+def test_a_game_of_your_own_is_kept_by_the_source_of_its_class(tmp_path, monkeypatch):
+    import importlib
+    import sys
+
+    assert programs.game_digest(type(c4.make())) == "c4jax"
+    module = tmp_path / "my_game_rules.py"
+    module.write_text("class MyGame:\n    rows = 3\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    first = programs.game_digest(importlib.import_module("my_game_rules").MyGame)
+    module.write_text("class MyGame:\n    rows = 4\n")
+    del sys.modules["my_game_rules"]
+    second = programs.game_digest(importlib.import_module("my_game_rules").MyGame)
+    assert None not in (first, second) and first != second
+    assert programs.game_digest(type("Typed", (), {"__module__": "typed_in_a_notebook"})) is None  # no file

@@ -7,12 +7,13 @@ search before it can look the program up.  While that cache is on
 lowered program (``jax.export``, serialized) in the folder's
 ``c4jax-programs`` subfolder, keyed by everything the program depends on: the
 source of c4jax, the versions of jax, jaxlib and mctx, the options, the
-argument shapes and dtypes, the game, the backend and the JAX settings that
-change tracing.  A later process loads it (no tracing) and compiles it,
+argument shapes and dtypes, the game (and the source of a game of your own:
+:func:`game_digest`), the backend and the JAX settings that change tracing.  A later process loads it (no tracing) and compiles it,
 which the compilation cache answers.  A search with your own ``prior_fn`` or
-``value_fn`` is not kept (a function cannot be keyed).  An unreadable entry
-is traced again and rewritten; entries are written whole (a temporary file
-and a rename), so processes may share the folder.
+``value_fn`` is not kept (a function cannot be keyed).  An entry that
+cannot be read or was written for another key is traced again and
+rewritten; entries are written whole (a temporary file and a rename), so
+processes may share the folder.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import importlib.util
+import inspect
 import pathlib
 import pickle
 from typing import Callable
@@ -29,7 +31,7 @@ from jax import export
 
 from c4jax.files import write_whole
 
-__all__ = ["directory", "load_or_export"]
+__all__ = ["directory", "game_digest", "load_or_export"]
 
 SUBFOLDER = "c4jax-programs"
 
@@ -59,6 +61,22 @@ def _versions() -> str:
     return "|".join((digest.hexdigest(), jax.__version__, importlib.metadata.version("jaxlib"), mctx.__version__))
 
 
+@functools.lru_cache(maxsize=None)
+def game_digest(cls: type) -> str | None:
+    """What a kept search of a game of class ``cls`` depends on besides
+    c4jax: ``"c4jax"`` for c4jax's own games (their source is in every key),
+    else a digest of the file that defines the class, so that editing a game
+    of your own traces its searches again; ``None`` where that file cannot be
+    read (a class typed into a notebook): such a game's searches are not
+    kept."""
+    if cls.__module__.split(".")[0] == "c4jax":
+        return "c4jax"
+    try:
+        return hashlib.sha256(pathlib.Path(inspect.getsourcefile(cls)).read_bytes()).hexdigest()
+    except (TypeError, OSError):
+        return None
+
+
 def _key(parts: tuple, leaves: list) -> str:
     config = (jax.config.jax_enable_x64, jax.config.jax_threefry_partitionable, jax.config.jax_default_prng_impl,
               jax.default_backend())
@@ -80,11 +98,13 @@ def load_or_export(flat_fn: Callable, leaves: list, parts: tuple):
         arguments, the argument tree), as a ``repr``-able tuple.
     """
     folder = directory()
-    path = None if folder is None else folder / f"{_key(parts, leaves)}.exported"
+    key = _key(parts, leaves)
+    path = None if folder is None else folder / f"{key}.exported"
     if path is not None and path.is_file():
         try:
-            blob, out_tree = pickle.loads(path.read_bytes())
-            return export.deserialize(blob), out_tree
+            stored, blob, out_tree = pickle.loads(path.read_bytes())
+            if stored == key:  # an entry written for another program is traced again
+                return export.deserialize(blob), out_tree
         except Exception:  # noqa: BLE001 - a damaged or foreign entry: trace again
             pass
     box: dict = {}
@@ -97,7 +117,7 @@ def load_or_export(flat_fn: Callable, leaves: list, parts: tuple):
     if path is not None:
         try:  # a folder that cannot be written costs only the saving
             path.parent.mkdir(parents=True, exist_ok=True)
-            write_whole(path, pickle.dumps((exported.serialize(), box["out_tree"])))
+            write_whole(path, pickle.dumps((key, exported.serialize(), box["out_tree"])))
         except OSError:
             pass
     return exported, box["out_tree"]

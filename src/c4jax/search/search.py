@@ -355,9 +355,12 @@ def compiled_search(keys, envs, tree, opts: SearchOptions, num_simulations: int,
         tuple(sorted(options.items())),
     )
     count = np.int32(num_simulations)
-    if mesh is None and opts.prior_fn is None and opts.value_fn is None and programs.directory() is not None:
+    keep = mesh is None and opts.prior_fn is None and opts.value_fn is None and programs.directory() is not None
+    game_source = programs.game_digest(type(envs.game)) if keep else None
+    if game_source is not None:
         # Traced once and kept on disk beside the persistent compilation cache.
-        kept = (repr(envs.game), repr(opts), _gumbel_simulations(opts, num_simulations), continuing, layout.BLOCK)
+        kept = (repr(envs.game), game_source, repr(opts), _gumbel_simulations(opts, num_simulations), continuing,
+                layout.BLOCK)
         fn = compiled.compiled(signature + ("exported",), lambda: _compile_stages(
             *args, opts, num_simulations, continuing, None, options, kept=kept))
         return lambda keys, envs, tree: fn(keys, envs, tree, count)
