@@ -11,6 +11,7 @@ import threading
 import chex
 import jax
 import jax.numpy as jnp
+import numpy as np
 import pytest
 
 import c4jax
@@ -135,3 +136,16 @@ def test_the_search_stages_compile_the_simulations_on_another_thread(monkeypatch
     c4jax.run_mcts(jax.random.key(0), ttt.from_moves("1"), 16)
     assert sorted(len(v) for v in threads.values()) == [1, 2]
     assert any(name.startswith("c4jax-compile") for name in threads)
+
+
+@pytest.mark.slow
+def test_an_odd_batch_split_over_two_devices_runs_chunk_after_chunk():
+    """17 games padded to 18 over two CPU devices, searched chunk after chunk
+    by the anytime driver: the padded rows are dropped in one program per
+    call (per-leaf slices, each gathering across the devices, could run in
+    different orders on the two devices and wait for each other forever)."""
+    envs = jax.tree.map(lambda *xs: jnp.stack(xs), *[c4.from_moves(m) for m in ["", "4", "44"] * 5 + ["", "4"]])
+    for capacity in (None, 1024):
+        out, done = c4jax.run_mcts_anytime(jax.random.key(3), envs, 0.5, capacity=capacity)
+        assert done >= 128 and done % 128 == 0 and out.visit_counts.shape == (17, 7)
+        np.testing.assert_array_equal(np.asarray(out.visit_counts).sum(axis=1), done)

@@ -264,6 +264,16 @@ def _avals(shapes) -> list:
     return [(x.shape, x.dtype, x.weak_type) for x in jax.tree.leaves(shapes)]
 
 
+@functools.lru_cache(maxsize=64)
+def _first_games(games: int) -> Callable:
+    """The first ``games`` rows of every leaf of a padded output sharded over
+    a mesh, in one program: its gathers across the devices then run in one
+    executable per call (one executable per leaf ran their collectives in
+    whatever order their inputs became ready, and two devices could each
+    wait in a different one)."""
+    return jax.jit(lambda out: jax.tree.map(lambda x: x[:games], out))
+
+
 def _compile_stages(keys, envs, tree, opts: SearchOptions, num_simulations: int, continuing: bool, mesh,
                     options: dict, meanwhile: Callable[[], object] | None = None,
                     kept: tuple | None = None) -> Callable:
@@ -380,7 +390,7 @@ def compiled_search(keys, envs, tree, opts: SearchOptions, num_simulations: int,
     def run(keys, envs, tree):
         placed = place(keys, envs, tree)
         out = fn(*placed, count)
-        return out if rows == games else jax.tree.map(lambda x: x[:games], out)
+        return out if rows == games else _first_games(games)(out)
 
     return run
 
