@@ -141,9 +141,9 @@ def test_the_search_stages_compile_the_simulations_on_another_thread(monkeypatch
 @pytest.mark.slow
 def test_an_odd_batch_split_over_two_devices_runs_chunk_after_chunk():
     """17 games padded to 18 over two CPU devices, searched chunk after chunk
-    by the anytime driver: the padded rows are dropped in one program per
-    call (per-leaf slices, each gathering across the devices, could run in
-    different orders on the two devices and wait for each other forever)."""
+    by the anytime driver, with every chunk's padded rows dropped (one
+    program per call gathers across the devices); the process runs to the
+    end with every simulation counted."""
     envs = jax.tree.map(lambda *xs: jnp.stack(xs), *[c4.from_moves(m) for m in ["", "4", "44"] * 5 + ["", "4"]])
     for capacity in (None, 1024):
         out, done = c4jax.run_mcts_anytime(jax.random.key(3), envs, 0.5, capacity=capacity)

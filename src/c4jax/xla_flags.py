@@ -45,8 +45,8 @@ program of the process, yours included.
 5. Lighter options for the programs that run once per search (the search's
    root and output stages, :func:`light_compiler_options`): LLVM level
    :data:`LIGHT_OPT_LEVEL` (1) and XLA's fusion emitters off.  They compile
-   in about half the time, while the simulation stage compiles beside them
-   (:mod:`c4jax.search.search`), and run as fast within the noise
+   sooner, leaving the second core to the simulation stage that compiles
+   beside them (:mod:`c4jax.search.search`), at no measured cost in speed
    (``benchmarks/search_throughput.py``).
 
 6. The search's CPU sizes (constants; they change speed, never a tree):

@@ -267,10 +267,9 @@ def _avals(shapes) -> list:
 @functools.lru_cache(maxsize=64)
 def _first_games(games: int) -> Callable:
     """The first ``games`` rows of every leaf of a padded output sharded over
-    a mesh, in one program: its gathers across the devices then run in one
-    executable per call (one executable per leaf ran their collectives in
-    whatever order their inputs became ready, and two devices could each
-    wait in a different one)."""
+    a mesh, in one program, so that its gathers across the devices run in one
+    executable per call: executables that gather, started in whatever order
+    their inputs are ready, can leave two devices waiting in different ones."""
     return jax.jit(lambda out: jax.tree.map(lambda x: x[:games], out))
 
 
