@@ -223,15 +223,17 @@ def test_a_lane_descent_is_one_kernel_at_batch_one():
 
 
 @pytest.mark.users_hlo
-@pytest.mark.parametrize("lanes", slow_unless([1, 4], lambda lanes: lanes == 1))
-def test_a_continued_anytime_chunk_copies_no_tree_buffer(lanes):
+@pytest.mark.parametrize("lanes,batch", slow_unless([(1, 1), (4, 1), (1, 8)], lambda case: case[0] == 1))
+def test_a_continued_anytime_chunk_copies_no_tree_buffer(lanes, batch):
     """The anytime driver's later chunks (``continuing=True``, the tree
     donated) update the tree in place from the first instruction to the
     last: no capacity-sized ``copy`` anywhere in its three programs (the last
-    simulation's writes are applied by a closing step inside the loop, and a
-    chunk without Dirichlet noise leaves the root's stored prior alone)."""
-    envs = jax.tree.map(lambda x: x[None], c4.from_moves("44"))
-    keys = jax.random.split(jax.random.key(0), 1)
+    simulation's writes are applied by a closing step inside the loop, a
+    chunk without Dirichlet noise leaves the root's stored prior alone, and
+    a batch searched one game after another writes each game's tree back
+    into the donated batch)."""
+    envs = jax.tree.map(lambda x: jnp.stack([x] * batch), c4.from_moves("44"))
+    keys = jax.random.split(jax.random.key(0), batch)
     opts = options_from_kwargs(dict(lanes=lanes))
     opts = dataclasses.replace(opts, capacity=CAPACITY, max_depth=c4.make().max_plies)
     stages = lower_stages(keys, envs, c4jax.empty_tree(envs, CAPACITY), opts, SIMULATIONS, continuing=True)

@@ -13,8 +13,9 @@ the layout changes the speed of a batch, never its trees:
   and GPU and TPU batches run on the default device as one program.
 * **Blocks.** Within a CPU device the games are searched ``BLOCK``
   (:data:`c4jax.xla_flags.CPU_BLOCK`, 1) at a time, one block after
-  another (:func:`in_blocks`, a ``lax.map`` outside the loop over
-  simulations).  A block of one game runs the one-game program, whose
+  another (:func:`in_blocks`, a loop outside the loop over simulations
+  that reads each block's rows in place and writes a reused tree back into
+  its own buffer).  A block of one game runs the one-game program, whose
   loop over simulations XLA compiles into one kernel; a block of several
   games (GPU and TPU: the whole batch) runs every simulation step
   vectorised over them, with gathers over the batch, and a loop that ends
@@ -63,22 +64,42 @@ def pad_rows(tree, rows: int):
     return jax.tree.map(pad, tree)
 
 
-def in_blocks(fn: Callable, games: int, platform: str) -> Callable:
+def in_blocks(fn: Callable, games: int, platform: str, inout: tuple[int, int] | None = None) -> Callable:
     """``fn(*args)`` (every leaf of ``args`` and of the result with a leading
     axis of ``games``) run one block of :func:`block_size` games after
     another, the batch padded to whole blocks; ``fn`` itself when one block
-    holds them all."""
+    holds them all.  Each block reads its rows of the arguments (dynamic
+    slices) and writes its rows of the result into batch-sized buffers.
+    ``inout = (i, j)``: ``fn`` returns a tuple whose entry ``j`` is argument
+    ``i`` updated (a search's tree), written back into that argument's own
+    buffer, in place (with the argument donated, no batch-sized copy)."""
     block = block_size(games, platform)
     if block == games:
         return fn
     padded = _cdiv(games, block) * block
 
     def run(*args):
-        def split(x):
-            return x.reshape((padded // block, block) + x.shape[1:])
+        args = pad_rows(args, padded)
 
-        out = jax.lax.map(lambda a: fn(*a), jax.tree.map(split, pad_rows(args, padded)))
-        return jax.tree.map(lambda x: x.reshape((padded,) + x.shape[2:])[:games], out)
+        def rows(x, b):
+            return jax.lax.dynamic_slice_in_dim(x, b * block, block)
+
+        def one_block(carried, b):
+            block_args = [jax.tree.map(lambda x: rows(x, b), carried if inout is not None and k == inout[0] else a)
+                          for k, a in enumerate(args)]
+            result = fn(*block_args)
+            if inout is None:
+                return carried, result
+            carried = jax.tree.map(lambda x, v: jax.lax.dynamic_update_slice_in_dim(x, v, b * block, 0),
+                                   carried, result[inout[1]])
+            return carried, tuple(None if k == inout[1] else r for k, r in enumerate(result))
+
+        carried = None if inout is None else args[inout[0]]
+        carried, results = jax.lax.scan(one_block, carried, jnp.arange(padded // block))
+        results = jax.tree.map(lambda x: x.reshape((padded,) + x.shape[2:]), results)
+        if inout is not None:
+            results = tuple(carried if k == inout[1] else r for k, r in enumerate(results))
+        return jax.tree.map(lambda x: x[:games], results)
 
     return run
 

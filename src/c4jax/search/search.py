@@ -265,7 +265,7 @@ def _avals(shapes) -> list:
 
 
 @functools.lru_cache(maxsize=64)
-def _first_games(games: int) -> Callable:
+def first_games(games: int) -> Callable:
     """The first ``games`` rows of every leaf of a padded output sharded over
     a mesh, in one program, so that its gathers across the devices run in one
     executable per call: executables that gather, started in whatever order
@@ -389,7 +389,7 @@ def compiled_search(keys, envs, tree, opts: SearchOptions, num_simulations: int,
     def run(keys, envs, tree):
         placed = place(keys, envs, tree)
         out = fn(*placed, count)
-        return out if rows == games else _first_games(games)(out)
+        return out if rows == games else first_games(games)(out)
 
     return run
 
@@ -476,19 +476,20 @@ def unbatch_output(out: SearchOutput, single: bool) -> SearchOutput:
     return out
 
 
-def _per_game(fn: Callable, games: int) -> Callable:
+def _per_game(fn: Callable, games: int, inout: tuple[int, int] | None = None) -> Callable:
     """``fn`` (one game's arrays in, one game's out) over a batch of
     ``games``, in the blocks of :mod:`c4jax.search.layout`: a block of one
     game runs ``fn`` without vmap (the same numbers: vmap's rows are
     independent; on the CPU the fastest way to search a game), a wider one
-    vmapped."""
+    vmapped; ``inout``: see :func:`c4jax.search.layout.in_blocks` (the
+    searched tree written back into the reused one's buffer)."""
     def block(*args):
         if jax.tree.leaves(args)[0].shape[0] == 1:
             one = fn(*jax.tree.map(lambda x: x[0], args))
             return jax.tree.map(lambda x: x[None], one)
         return jax.vmap(fn)(*args)
 
-    return layout.in_blocks(block, games, jax.default_backend())
+    return layout.in_blocks(block, games, jax.default_backend(), inout)
 
 
 # The search runs in three stages, each over the batch (each its own loop over
@@ -510,7 +511,7 @@ def _simulation_stage(keys, envs, roots: RootEvaluation, tree, num_simulations, 
         num_simulations = gumbel_simulations
     keys = search_keys(keys)
     simulate = _per_game(functools.partial(_simulate, opts=opts, num_simulations=num_simulations, continuing=reused),
-                         keys.shape[0])
+                         keys.shape[0], None if tree is None else (3, 0))
     return simulate(keys, envs, roots) if tree is None else simulate(keys, envs, roots, tree)
 
 
