@@ -2,10 +2,13 @@
 compiled search, budgets of one bucket share one executable and give the
 trees of separately compiled searches, and the process keeps a bounded set
 of compiled searches whose dropped members give their memory mappings back;
-a bad C4JAX_MAX_COMPILED is a warning."""
+a bad C4JAX_MAX_COMPILED is a warning; threads meeting one signature build it
+once."""
 
 from __future__ import annotations
 
+import threading
+import time
 import warnings
 
 import jax
@@ -106,3 +109,59 @@ def test_a_bad_max_compiled_warns_and_keeps_16(monkeypatch, value):
         assert compiled._max_compiled() == 16
     monkeypatch.setenv("C4JAX_MAX_COMPILED", " 8 ")
     assert compiled._max_compiled() == 8
+
+
+def test_threads_meeting_one_uncompiled_signature_build_it_once():
+    builds, started = [], threading.Event()
+
+    def build():
+        started.set()
+        builds.append(threading.current_thread().name)
+        time.sleep(0.3)
+        return object()
+
+    signature = ("test-threads", time.time())
+    results = [None, None]
+
+    def call(i):
+        results[i] = compiled.compiled(signature, build)
+
+    first = threading.Thread(target=call, args=(0,))
+    first.start()
+    started.wait()
+    second = threading.Thread(target=call, args=(1,))
+    second.start()
+    first.join()
+    second.join()
+    assert len(builds) == 1 and results[0] is results[1] is not None
+
+
+def test_a_thread_waiting_on_a_failed_build_builds_the_program_itself():
+    started, calls = threading.Event(), []
+
+    def build():
+        calls.append(None)
+        if len(calls) == 1:
+            started.set()
+            time.sleep(0.3)
+            raise RuntimeError("the first build fails")
+        return "program"
+
+    signature = ("test-failed-build", time.time())
+    errors, results = [], []
+
+    def call():
+        try:
+            results.append(compiled.compiled(signature, build))
+        except RuntimeError as e:
+            errors.append(str(e))
+
+    first = threading.Thread(target=call)
+    first.start()
+    started.wait()
+    second = threading.Thread(target=call)
+    second.start()
+    first.join()
+    second.join()
+    assert errors == ["the first build fails"] and results == ["program"] and len(calls) == 2
+    assert compiled.compiled(signature, build) == "program" and len(calls) == 2

@@ -53,6 +53,7 @@ MAX_COMPILED = _max_compiled()  # C4JAX_MAX_COMPILED=N to keep N instead
 
 _CACHE: "collections.OrderedDict[tuple, Callable]" = collections.OrderedDict()
 _LOCK = threading.Lock()
+_BUILDING: "dict[tuple, threading.Lock]" = {}  # signature -> held while a thread builds it
 _STATS = {"compiles": 0, "compile_seconds": 0.0, "dropped": 0}
 _WARNED = False
 
@@ -62,23 +63,37 @@ def compiled(signature: tuple, build: Callable[[], object]) -> object:
     the program: shapes, dtypes, options), made by ``build()`` on a miss (an
     executable, e.g. ``lower().compile()``, or a tuple of executables that
     are used together, as the arena's and self-play's game loops); the
-    least recently used entry beyond :data:`MAX_COMPILED` is dropped."""
+    least recently used entry beyond :data:`MAX_COMPILED` is dropped.  A
+    thread that meets a signature another thread is building waits for it
+    and uses its program (if that build fails, the waiting thread builds)."""
     with _LOCK:
         fn = _CACHE.get(signature)
         if fn is not None:
             _CACHE.move_to_end(signature)
             return fn
-    t0 = time.perf_counter()
-    fn = build()
-    seconds = time.perf_counter() - t0
-    with _LOCK:
-        _STATS["compiles"] += 1
-        _STATS["compile_seconds"] += seconds
-        _CACHE[signature] = fn
-        _CACHE.move_to_end(signature)
-        while len(_CACHE) > MAX_COMPILED:
-            _CACHE.popitem(last=False)
-            _STATS["dropped"] += 1
+        building = _BUILDING.setdefault(signature, threading.Lock())
+    with building:
+        with _LOCK:
+            fn = _CACHE.get(signature)
+            if fn is not None:
+                _CACHE.move_to_end(signature)
+                return fn
+        try:
+            t0 = time.perf_counter()
+            fn = build()
+            seconds = time.perf_counter() - t0
+            with _LOCK:
+                _STATS["compiles"] += 1
+                _STATS["compile_seconds"] += seconds
+                _CACHE[signature] = fn
+                _CACHE.move_to_end(signature)
+                while len(_CACHE) > MAX_COMPILED:
+                    _CACHE.popitem(last=False)
+                    _STATS["dropped"] += 1
+        finally:
+            with _LOCK:
+                if _BUILDING.get(signature) is building:
+                    del _BUILDING[signature]
     check_mappings()
     return fn
 
