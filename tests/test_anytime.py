@@ -1,6 +1,7 @@
 """The anytime driver (run_mcts_anytime): the clock rule on a fake clock,
 exact simulation counts, one compilation across chunks and moves, the stop
-at a solved root, a finished game, and its arguments and their errors."""
+at a solved root, a finished game, the default capacity of a game and of a
+batch, an odd batch over two devices, and its arguments and their errors."""
 
 from __future__ import annotations
 
@@ -125,3 +126,37 @@ def test_the_budget_may_be_a_0d_array():
 def test_bad_arguments_raise_value_errors(kwargs, match):
     with pytest.raises(ValueError, match=match):
         c4jax.run_mcts_anytime(jax.random.key(0), c4.env_reset(), **kwargs)
+
+
+def test_the_default_capacity_has_room_for_a_games_simulations_within_a_batchs_share():
+    # One game: 400,000 simulations per second at most, rounded up to a power of two.
+    assert anytime.anytime_capacity(0.05, 128) == 32768
+    assert anytime.anytime_capacity(0.3, 128) == 131072
+    assert anytime.anytime_capacity(1e-6, 128) == 512  # 2 * chunk + 2 = 258, rounded up
+    assert anytime.anytime_capacity(1e-6, 300) == 1024
+    # A batch on two CPU devices: 1,000,000 simulations per second shared by its games.
+    assert anytime.anytime_capacity(0.3, 128, 1024, 2) == 512
+    assert anytime.anytime_capacity(0.3, 128, 17, 2) == 32768
+    # At most 4,194,304 nodes in all (off the CPU too), never less than two chunks.
+    assert anytime.anytime_capacity(10.0, 128, 1024) == 4096
+    assert anytime.anytime_capacity(10.0, 1000, 1 << 20) == 2002
+
+
+def test_a_batch_searches_with_the_default_capacity_of_its_share():
+    envs = jax.tree.map(lambda *x: np.stack(x), *[c4.from_moves(m) for m in ["4", "44"] * 10])
+    out, n = c4jax.run_mcts_anytime(jax.random.key(0), envs, 0.2, chunk=16, max_simulations=16)
+    devices = c4jax.search.layout.cpu_mesh(20)
+    want = anytime.anytime_capacity(0.2, 16, 20, 1 if devices is None else devices.size)
+    assert out.search_tree.node_visits.shape == (20, want) and n == 16
+
+
+def test_an_odd_batch_gives_the_rows_of_the_even_batch_it_is_padded_to():
+    moves = ["4", "44", "123", "", "7", "4455", "3", "66", "1"] * 2
+    envs = jax.tree.map(lambda *x: np.stack(x), *[c4.from_moves(m) for m in moves])
+    keys = jax.random.split(jax.random.key(5), 18)
+    kwargs = dict(chunk=16, max_simulations=32, capacity=128)
+    odd, n_odd = c4jax.run_mcts_anytime(keys[:17], jax.tree.map(lambda x: x[:17], envs), 60.0, **kwargs)
+    even, n_even = c4jax.run_mcts_anytime(keys, envs, 60.0, **kwargs)
+    assert n_odd == n_even == 32 and odd.action.shape == (17,)
+    for a, b in zip(jax.tree.leaves(odd), jax.tree.leaves(even)):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b)[:17])

@@ -33,26 +33,37 @@ import numpy as np
 
 from c4jax.env import Env
 from c4jax.search.output import SearchOutput
-from c4jax.search.search import compiled_search, prepare_search, unbatch_output, warn_non_finite
+from c4jax.search.search import compiled_search, first_games, prepare_search, unbatch_output, warn_non_finite
 from c4jax.validation import check_int, check_number
-from c4jax.search import compiled
+from c4jax.search import compiled, layout
 from c4jax.search.options import options_from_kwargs
 
 __all__ = ["run_mcts_anytime", "anytime_capacity"]
 
-# An upper bound on the simulations one game gets per second on any machine
-# (a batch of one on a CPU runs 50-60 thousand): sizes the default tree.
-_MAX_SIMULATIONS_PER_SECOND = 100_000
+# Upper bounds, with room to spare, on the simulations one game gets per
+# second and on those one CPU device runs over all the games of a batch:
+# they size the default tree.
+_MAX_SIMULATIONS_PER_SECOND = 400_000
+_MAX_CPU_DEVICE_SIMULATIONS_PER_SECOND = 500_000
 _MAX_DEFAULT_CAPACITY = 1 << 17
+_MAX_BATCH_NODES = 1 << 22
 
 
-def anytime_capacity(seconds: float, chunk: int) -> int:
-    """The default node capacity for a budget of ``seconds``: a power of two
-    (few compiled shapes) with room for every simulation a batch of one can do
-    in that time, at most 131,072 nodes; at least ``2 * chunk + 2``.  A fuller
-    tree still searches correctly (its unexpanded edges collect rollouts)."""
-    want = max(2 * chunk + 2, int(math.ceil(seconds * _MAX_SIMULATIONS_PER_SECOND)))
-    return max(min(1 << (want - 1).bit_length(), _MAX_DEFAULT_CAPACITY), 2 * chunk + 2)
+def anytime_capacity(seconds: float, chunk: int, games: int = 1, cpu_devices: int | None = None) -> int:
+    """The default node capacity per game for a budget of ``seconds``: a
+    power of two (few compiled shapes) with room for every simulation a game
+    can get in that time (400,000 per second; on the CPU, 500,000 per second
+    per device shared by its games), at least ``2 * chunk + 2``, at most
+    131,072 nodes and ``4,194,304 / games`` (rounded down to a power of two)
+    for a batch of ``games``.  ``cpu_devices``: the CPU devices a batch is
+    split over (``None``: not on the CPU).  A fuller tree still searches
+    correctly (its unexpanded edges collect rollouts)."""
+    rate = float(_MAX_SIMULATIONS_PER_SECOND)
+    if cpu_devices:
+        rate = min(rate, _MAX_CPU_DEVICE_SIMULATIONS_PER_SECOND * cpu_devices / games)
+    want = max(2 * chunk + 2, int(math.ceil(seconds * rate)))
+    limit = min(_MAX_DEFAULT_CAPACITY, 1 << (max(_MAX_BATCH_NODES // games, 1).bit_length() - 1))
+    return max(min(1 << (want - 1).bit_length(), limit), 2 * chunk + 2)
 
 
 MAX_SECONDS = 7 * 24 * 3600.0
@@ -89,7 +100,7 @@ def run_mcts_anytime(
       tree: a tree to continue (subtree reuse, as in :func:`c4jax.run_mcts`);
         ``None``: an empty tree of ``capacity`` nodes.
       chunk: simulations per compiled call, an int in 1..65,536: the granularity of
-        the clock (a batch of one on a 2-core CPU: about 2.5 ms per 128).
+        the clock.
       max_simulations: stop once this many are done (an int >= ``chunk``,
         rounded down to a multiple of ``chunk``), or ``None``.
       clock: the time source, in seconds (``time.perf_counter``).
@@ -130,12 +141,22 @@ def run_mcts_anytime(
         )
     start = clock()
     if tree is None and given.capacity is None:
-        options = {"options": dataclasses.replace(given, capacity=anytime_capacity(float(seconds), chunk))}
+        games = 1 if len(env.batch_shape) == 0 else env.batch_shape[0]
+        cpu = jax.default_backend() == "cpu"
+        mesh = layout.cpu_mesh(games, (key, env)) if cpu else None
+        capacity = anytime_capacity(float(seconds), chunk, games, (1 if mesh is None else mesh.size) if cpu else None)
+        options = {"options": dataclasses.replace(given, capacity=capacity)}
     keys, envs, tree, opts, single = prepare_search(key, env, chunk, tree, options)
     if tree is None:
         from c4jax.reuse import empty_tree  # here: c4jax.reuse imports this package
 
         tree = empty_tree(envs, opts.capacity)
+    games = keys.shape[0]
+    mesh = layout.cpu_mesh(games, (keys, envs, tree))
+    rows = games if mesh is None else -(-games // mesh.size) * mesh.size
+    if rows != games:
+        # Padded once for every chunk (each call would pad and drop the rows again).
+        keys, envs, tree = _padded(rows)((keys, envs, tree))
     cached = compiled_count()
     first = compiled_search(keys, envs, tree, opts, chunk, continuing=False)
     later = compiled_search(keys, envs, tree, opts, chunk, continuing=True)
@@ -171,6 +192,9 @@ def run_mcts_anytime(
         timing.update(compile_s=compile_s, search_s=clock() - start)
     # A batch of finished games searched nothing (their roots stay alone).
     searched = 0 if bool(np.all(jax.device_get(envs.done))) else done * chunk
+    if rows != games:
+        out = first_games(games)(out.replace(non_finite=non_finite))
+        non_finite = out.non_finite
     out = warn_non_finite(out.replace(non_finite=non_finite), opts)
     return unbatch_output(out, single), searched
 
@@ -179,3 +203,9 @@ def run_mcts_anytime(
 def _fold_in():
     """``(keys [B], i) -> keys [B]``, each folded with ``i`` (jitted once)."""
     return jax.jit(jax.vmap(jax.random.fold_in, in_axes=(0, None)))
+
+
+@functools.lru_cache(maxsize=64)
+def _padded(rows: int):
+    """``arrays -> arrays`` with ``rows`` rows (:func:`c4jax.search.layout.pad_rows`), jitted once per count."""
+    return jax.jit(lambda arrays: layout.pad_rows(arrays, rows))
