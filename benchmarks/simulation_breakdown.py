@@ -1,21 +1,22 @@
 """Where a simulation's time goes: the search with its parts switched on one by one.
 
 Connect 4 from the empty board, on ONE device (one core), at batch 1 (1,000
-simulations) and at a batch (default 256 x 200, searched in blocks as every
-batch is: one core's share of a batch split over the cores).  Each row adds one
+simulations) and at a batch (default 1,024 x 200, its games searched one
+after another as on every CPU device; split over the cores, each core does
+this for its share).  Each row adds one
 part to the row above it; the difference is that part's cost:
 
   tree         PUCT descent, expansion and backup; no solver, leaf value 0
   + solver     the solver's proofs and bounds
   + rollouts   one uniform random rollout per leaf (OpenSpiel's work per simulation)
   + prior      the heuristic prior (win, else block)
-  = defaults   + the heuristic rollout policy: run_mcts's defaults
+  = defaults   + the threat-aware rollout policy (win, else block): run_mcts's defaults
 
 The programs are compiled first (compile seconds reported apart) and then
 called in turn, ``--repeats`` rounds, so that a drift in the machine's speed
 hits every row alike; medians.
 
-Run:  C4JAX_CPU_DEVICES=1 python benchmarks/simulation_breakdown.py [--batch 256] [--repeats 5]
+Run:  C4JAX_CPU_DEVICES=1 python benchmarks/simulation_breakdown.py [--batch 1024] [--repeats 5]
 """
 
 from __future__ import annotations
@@ -31,7 +32,8 @@ import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 
 from c4jax import connect4, xla_flags  # noqa: E402
-from c4jax.search.search import _compile_stages, prepare_search  # noqa: E402
+from c4jax.search.search import prepare_search  # noqa: E402
+from c4jax.search.stage_programs import compile_stages  # noqa: E402
 
 
 def _zero(key, env):
@@ -49,7 +51,7 @@ ROWS = (
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--batch", type=int, default=256)
+    ap.add_argument("--batch", type=int, default=1024)
     ap.add_argument("--batch-sims", type=int, default=200)
     ap.add_argument("--single-sims", type=int, default=1000)
     ap.add_argument("--repeats", type=int, default=5)
@@ -65,7 +67,7 @@ def main() -> None:
             keys, envs, tree, o, _ = prepare_search(jax.random.key(0), env, n, None, dict(opts))
             t0 = time.perf_counter()
             # The programs run_mcts compiles, on one device.
-            fn = _compile_stages(keys, envs, tree, o, n, False, None,
+            fn = compile_stages(keys, envs, tree, o, n, False, None,
                                  xla_flags.compiler_options(jax.default_backend()))
             args_ = (keys, envs, tree, jnp.int32(n))
             jax.block_until_ready(fn(*args_))

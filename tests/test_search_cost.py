@@ -24,7 +24,7 @@ from c4jax import connect4 as c4
 from c4jax.search.options import options_from_kwargs
 from c4jax.search import compiled
 from c4jax.search import layout
-from c4jax.search.search import lower_stages
+from c4jax.search.stage_programs import lower_stages
 
 from hlo_inspect import gathers_from, launched_loops, parse, simulation_loop_is_one_kernel, whole_array_ops
 from marks import slow_unless

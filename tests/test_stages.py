@@ -1,5 +1,5 @@
 """The search's three compiled programs (root, simulations, output;
-c4jax.search.search._compile_stages): the same output as the search traced
+c4jax.search.stage_programs.compile_stages): the same output as the search traced
 as one program, kept on disk or not, and the simulation stage traced from
 predicted root shapes that match the root stage's."""
 
@@ -17,7 +17,7 @@ import pytest
 import c4jax
 from c4jax import connect4 as c4
 from c4jax import tictactoe as ttt
-from c4jax.search import search
+from c4jax.search import stage_programs, stages
 from c4jax.search.options import options_from_kwargs
 from marks import slow_unless
 
@@ -39,9 +39,9 @@ def test_the_predicted_root_shapes_are_the_root_stages(game, options, reused):
     env = jax.tree.map(lambda x: jnp.stack([x, x, x]), module.from_moves("12"))
     keys = jax.random.split(jax.random.key(0), 3)
     opts = options_from_kwargs(dict(options))
-    real = jax.eval_shape(functools.partial(search._root_stage, opts=opts, reused=reused), keys, env)
-    assert search._avals(search._root_shapes(keys, env, opts)) == search._avals(real)
-    assert jax.tree.structure(search._root_shapes(keys, env, opts)) == jax.tree.structure(real)
+    real = jax.eval_shape(functools.partial(stages.root_stage, opts=opts, reused=reused), keys, env)
+    assert stage_programs.avals(stage_programs.root_shapes(keys, env, opts)) == stage_programs.avals(real)
+    assert jax.tree.structure(stage_programs.root_shapes(keys, env, opts)) == jax.tree.structure(real)
 
 
 @pytest.fixture
@@ -105,13 +105,13 @@ def test_a_wrong_prediction_compiles_the_simulations_again_for_the_real_shapes(m
     from the real ones and the search is unchanged."""
     env = c4.from_moves("4453")
     expected = c4jax.run_mcts(jax.random.key(4), env, 32)
-    predict = search._root_shapes
+    predict = stage_programs.root_shapes
 
     def wrong(keys, envs, opts):
         shapes = predict(keys, envs, opts)
         return shapes._replace(prior_bad=jax.ShapeDtypeStruct(shapes.prior_bad.shape, jnp.int32, weak_type=True))
 
-    monkeypatch.setattr(search, "_root_shapes", wrong)
+    monkeypatch.setattr(stage_programs, "root_shapes", wrong)
     c4jax.clear_compiled()
     compiles = []
     original = jax.stages.Lowered.compile

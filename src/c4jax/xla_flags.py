@@ -46,7 +46,7 @@ program of the process, yours included.
    root and output stages, :func:`light_compiler_options`): LLVM level
    :data:`LIGHT_OPT_LEVEL` (1) and XLA's fusion emitters off.  They compile
    sooner, leaving the second core to the simulation stage that compiles
-   beside them (:mod:`c4jax.search.search`), at no measured cost in speed
+   beside them (:mod:`c4jax.search.stage_programs`), at no measured cost in speed
    (``benchmarks/search_throughput.py``).
 
 6. The search's CPU sizes (constants; they change speed, never a tree):

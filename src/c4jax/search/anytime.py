@@ -33,7 +33,8 @@ import numpy as np
 
 from c4jax.env import Env
 from c4jax.search.output import SearchOutput
-from c4jax.search.search import compiled_search, first_games, prepare_search, unbatch_output, warn_non_finite
+from c4jax.search.search import prepare_search, unbatch_output, warn_non_finite
+from c4jax.search.stage_programs import compiled_search, first_games
 from c4jax.validation import check_int, check_number
 from c4jax.search import compiled, layout
 from c4jax.search.options import options_from_kwargs
