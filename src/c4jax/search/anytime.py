@@ -181,13 +181,12 @@ def run_mcts_anytime(
         out = (later if done else first)(fold(keys, done), envs, tree)
         non_finite = non_finite + out.non_finite
         tree = out.search_tree
-        extra = tree.extra_data
-        lower, upper = jax.device_get((extra.value_lower[:, 0], extra.value_upper[:, 0]))
+        solved = jax.device_get(_roots_solved(tree.extra_data))
         done += 1
         now = clock()
         if limit is not None and done >= limit:
             break
-        if np.all(lower == upper) or now - start + (now - t0) > seconds:
+        if np.all(solved) or now - start + (now - t0) > seconds:
             break
     if timing is not None:
         timing.update(compile_s=compile_s, search_s=clock() - start)
@@ -198,6 +197,13 @@ def run_mcts_anytime(
         non_finite = out.non_finite
     out = warn_non_finite(out.replace(non_finite=non_finite), opts)
     return unbatch_output(out, single), searched
+
+
+@jax.jit
+def _roots_solved(extra) -> jax.Array:
+    """``bool[B]``: whether each game's root is solved (its proven bounds
+    meet), in one program (per-game, no exchange between the devices)."""
+    return extra.value_lower[:, 0] == extra.value_upper[:, 0]
 
 
 @functools.cache
