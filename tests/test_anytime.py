@@ -160,3 +160,20 @@ def test_an_odd_batch_gives_the_rows_of_the_even_batch_it_is_padded_to():
     assert n_odd == n_even == 32 and odd.action.shape == (17,)
     for a, b in zip(jax.tree.leaves(odd), jax.tree.leaves(even)):
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b)[:17])
+
+
+@pytest.mark.parametrize("noise", [0.0, 0.25])
+def test_the_chunks_are_run_mcts_continuing_its_tree(noise):
+    """Chunk ``i`` searches with ``fold_in(key, i)`` on the tree the chunk
+    before left: the same as ``run_mcts`` reusing that tree (its root is the
+    same position), with or without root noise drawn anew per chunk."""
+    env, chunk, key = c4.from_moves("4453"), 16, jax.random.key(7)
+    got, n = c4jax.run_mcts_anytime(key, env, 60.0, chunk=chunk, max_simulations=3 * chunk, capacity=128,
+                                    dirichlet_fraction=noise)
+    tree = c4jax.empty_tree(jax.tree.map(lambda x: x[None], env), 128)
+    for i in range(3):
+        want = c4jax.run_mcts(jax.random.fold_in(key, i), env, chunk, tree=tree, dirichlet_fraction=noise)
+        tree = want.search_tree
+    assert n == 3 * chunk
+    for a, b in zip(jax.tree.leaves(got), jax.tree.leaves(want)):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))

@@ -14,8 +14,8 @@ Clock: after each chunk the driver stops if the budget is spent, if the next
 chunk (predicted to take as long as the last one) would overrun it, if every
 root is solved (its value proven: more simulations change nothing), or once
 ``max_simulations`` are done.  So it overruns the budget by at most the
-misprediction of one chunk, never by more than one chunk's time; at least one
-chunk always runs.  Thinking about time rather than simulations is not
+misprediction of one chunk and the output, computed once after the last
+chunk; at least one chunk always runs.  Thinking about time rather than simulations is not
 reproducible from the key alone: the key fixes the numbers of each chunk, the
 clock decides how many chunks run.
 """
@@ -111,8 +111,9 @@ def run_mcts_anytime(
         slower; 0.0 when this call found both compiled) and ``"search_s"``
         (seconds of searching, the time the budget counts).
       **options: :class:`SearchOptions` fields.  ``capacity`` defaults to
-        :func:`anytime_capacity` for a fresh tree (the tree's own for a
-        reused one).  Dirichlet noise is drawn anew for each chunk.
+        :func:`anytime_capacity` of ``seconds``, ``chunk``, the batch's size
+        and the CPU devices it is split over, for a fresh tree (the tree's
+        own for a reused one).  Dirichlet noise is drawn anew for each chunk.
     Returns:
       ``(SearchOutput, int)``: the output after the last chunk (its tree holds
       every simulation; the root's visit count grew by ``num_simulations``)
@@ -174,13 +175,20 @@ def run_mcts_anytime(
         compile_s, start = now - start, now
     limit = max_simulations // chunk if max_simulations is not None else None
 
+    # A chunk runs the simulation stage alone: the root's evaluation is
+    # needed again only for new root noise (a continued tree keeps its root
+    # otherwise), and the output only once, after the last chunk.
+    noisy = opts.dirichlet_fraction > 0
     done = 0
     non_finite = 0
     while True:
         t0 = clock()
-        out = (later if done else first)(fold(keys, done), envs, tree)
-        non_finite = non_finite + out.non_finite
-        tree = out.search_tree
+        search = later if done else first
+        chunk_keys, envs, tree = search.place(fold(keys, done), envs, tree)
+        if done <= 1 or noisy:
+            roots = search.staged.roots(chunk_keys, envs)
+        tree, chunk_non_finite = search.staged.simulations(chunk_keys, envs, roots, tree, search.count)
+        non_finite = non_finite + chunk_non_finite
         solved = jax.device_get(_roots_solved(tree.extra_data))
         done += 1
         now = clock()
@@ -188,6 +196,7 @@ def run_mcts_anytime(
             break
         if np.all(solved) or now - start + (now - t0) > seconds:
             break
+    out = search.staged.output(chunk_keys, tree, envs, chunk_non_finite)
     if timing is not None:
         timing.update(compile_s=compile_s, search_s=clock() - start)
     # A batch of finished games searched nothing (their roots stay alone).

@@ -29,7 +29,8 @@ from c4jax.search.options import SearchOptions
 from c4jax.search.stages import RootEvaluation, gumbel_simulations, output_stage, root_stage, simulation_stage
 from c4jax.xla_flags import compiler_options, light_compiler_options
 
-__all__ = ["compile_stages", "compiled_search", "first_games", "lower_stages", "root_shapes"]
+__all__ = ["CompiledSearch", "StagedSearch", "compile_stages", "compiled_search", "first_games", "lower_stages",
+           "root_shapes"]
 
 
 class _Stages(NamedTuple):
@@ -142,8 +143,8 @@ def first_games(games: int) -> Callable:
 
 def compile_stages(keys, envs, tree, opts: SearchOptions, num_simulations: int, continuing: bool, mesh,
                     options: dict, meanwhile: Callable[[], object] | None = None,
-                    kept: tuple | None = None) -> Callable:
-    """``run(keys, envs, tree, count) -> SearchOutput``: the programs of
+                    kept: tuple | None = None) -> "StagedSearch":
+    """:class:`StagedSearch`: the programs of
     :func:`lower_stages` compiled, the simulation stage with XLA's
     ``options``, the other two with
     :func:`c4jax.xla_flags.light_compiler_options`; ``kept``: see
@@ -181,23 +182,54 @@ def compile_stages(keys, envs, tree, opts: SearchOptions, num_simulations: int, 
         again = program("simulations", (keys, envs, roots.out_shapes, tree, count))
         simulations_fn = again.wrap(again.lowered.compile(compiler_options=options))
 
-    def run(keys, envs, tree, count):
-        evaluated = roots_fn(keys, envs)
-        searched, non_finite = simulations_fn(keys, envs, evaluated, tree, count)
-        return output_fn(keys, searched, envs, non_finite)
-
-    return run
+    return StagedSearch(roots_fn, simulations_fn, output_fn)
 
 
-def compiled_search(keys, envs, tree, opts: SearchOptions, num_simulations: int, continuing: bool = False):
-    """``fn(keys, envs, tree) -> SearchOutput``: the compiled search of
-    these shapes and options running ``num_simulations``, from the
-    process's set of compiled searches (:mod:`c4jax.search.compiled`;
-    compiled on a miss)."""
+class StagedSearch(NamedTuple):
+    """A search's three compiled programs; calling it runs them in turn:
+    ``(keys, envs, tree, count) -> SearchOutput``."""
+
+    roots: Callable  # (keys, envs) -> RootEvaluation
+    simulations: Callable  # (keys, envs, roots, tree, count) -> (tree, non_finite)
+    output: Callable  # (keys, tree, envs, non_finite) -> SearchOutput
+
+    def __call__(self, keys, envs, tree, count):
+        searched, non_finite = self.simulations(keys, envs, self.roots(keys, envs), tree, count)
+        return self.output(keys, searched, envs, non_finite)
+
+
+class CompiledSearch(NamedTuple):
+    """:func:`compiled_search`'s result; calling it runs the search:
+    ``(keys, envs, tree) -> SearchOutput``.  ``place(keys, envs, tree)``
+    pads and places the arguments as ``staged`` takes them (on a mesh: the
+    batch padded to ``rows`` and split over the devices; else unchanged);
+    ``staged`` runs them with ``count`` simulations."""
+
+    staged: StagedSearch
+    count: np.int32
+    place: Callable
+    games: int
+    rows: int
+
+    def __call__(self, keys, envs, tree):
+        out = self.staged(*self.place(keys, envs, tree), self.count)
+        return out if self.rows == self.games else first_games(self.games)(out)
+
+
+def _unplaced(*args):
+    return args
+
+
+def compiled_search(keys, envs, tree, opts: SearchOptions, num_simulations: int,
+                    continuing: bool = False) -> CompiledSearch:
+    """The compiled search of these shapes and options running
+    ``num_simulations`` (:class:`CompiledSearch`), from the process's set of
+    compiled searches (:mod:`c4jax.search.compiled`; compiled on a miss)."""
     args = (keys, envs, tree)
     games = keys.shape[0]
     mesh = layout.cpu_mesh(games, args)
     options = compiler_options(jax.default_backend())
+    rows = games
     if mesh is not None:
         # The games padded to a multiple of the devices and placed on them;
         # the program is lowered from their shapes.
@@ -223,25 +255,19 @@ def compiled_search(keys, envs, tree, opts: SearchOptions, num_simulations: int,
         # Traced once and kept on disk beside the persistent compilation cache.
         kept = (repr(envs.game), game_source, repr(opts), gumbel_simulations(opts, num_simulations), continuing,
                 layout.BLOCK)
-        fn = compiled.compiled(signature + ("exported",), lambda: compile_stages(
+        staged = compiled.compiled(signature + ("exported",), lambda: compile_stages(
             *args, opts, num_simulations, continuing, None, options, kept=kept))
-        return lambda keys, envs, tree: fn(keys, envs, tree, count)
+        return CompiledSearch(staged, count, _unplaced, games, rows)
     if mesh is None:
-        fn = compiled.compiled(signature, lambda: compile_stages(*args, opts, num_simulations, continuing, mesh,
-                                                                  options))
-        return lambda keys, envs, tree: fn(keys, envs, tree, count)
+        staged = compiled.compiled(signature, lambda: compile_stages(*args, opts, num_simulations, continuing, mesh,
+                                                                      options))
+        return CompiledSearch(staged, count, _unplaced, games, rows)
 
     def place(keys, envs, tree):
         return jax.device_put(layout.pad_rows((keys, envs, tree), rows), games_sharding)
 
     # Placing the games compiles small programs of its own: done while the
     # simulations compile.
-    fn = compiled.compiled(signature, lambda: compile_stages(*args, opts, num_simulations, continuing, mesh,
-                                                              options, lambda: place(keys, envs, tree)))
-
-    def run(keys, envs, tree):
-        placed = place(keys, envs, tree)
-        out = fn(*placed, count)
-        return out if rows == games else first_games(games)(out)
-
-    return run
+    staged = compiled.compiled(signature, lambda: compile_stages(*args, opts, num_simulations, continuing, mesh,
+                                                                  options, lambda: place(keys, envs, tree)))
+    return CompiledSearch(staged, count, place, games, rows)
