@@ -134,9 +134,14 @@ def test_the_default_capacity_has_room_for_a_games_simulations_within_a_batchs_s
     assert anytime.anytime_capacity(0.3, 128) == 131072
     assert anytime.anytime_capacity(1e-6, 128) == 512  # 2 * chunk + 2 = 258, rounded up
     assert anytime.anytime_capacity(1e-6, 300) == 1024
-    # A batch on two CPU devices: 1,000,000 simulations per second shared by its games.
+    # A batch on two CPU devices: 1,000,000 simulations per second shared by its games,
+    # at most 16 chunks' worth of nodes per game.
     assert anytime.anytime_capacity(0.3, 128, 1024, 2) == 512
-    assert anytime.anytime_capacity(0.3, 128, 17, 2) == 32768
+    assert anytime.anytime_capacity(0.3, 128, 17, 2) == 2048
+    assert anytime.anytime_capacity(0.3, 8, 17, 2) == 128
+    # No more than max_simulations need, rounded up.
+    assert anytime.anytime_capacity(100.0, 128, max_simulations=512) == 1024
+    assert anytime.anytime_capacity(100.0, 128, max_simulations=128) == 512  # 2 * chunk + 2 = 258
     # At most 4,194,304 nodes in all (off the CPU too), never less than two chunks.
     assert anytime.anytime_capacity(10.0, 128, 1024) == 4096
     assert anytime.anytime_capacity(10.0, 1000, 1 << 20) == 2002
@@ -146,7 +151,7 @@ def test_a_batch_searches_with_the_default_capacity_of_its_share():
     envs = jax.tree.map(lambda *x: np.stack(x), *[c4.from_moves(m) for m in ["4", "44"] * 10])
     out, n = c4jax.run_mcts_anytime(jax.random.key(0), envs, 0.2, chunk=16, max_simulations=16)
     devices = c4jax.search.layout.cpu_mesh(20)
-    want = anytime.anytime_capacity(0.2, 16, 20, 1 if devices is None else devices.size)
+    want = anytime.anytime_capacity(0.2, 16, 20, 1 if devices is None else devices.size, 16)
     assert out.search_tree.node_visits.shape == (20, want) and n == 16
 
 
@@ -177,3 +182,34 @@ def test_the_chunks_are_run_mcts_continuing_its_tree(noise):
     assert n == 3 * chunk
     for a, b in zip(jax.tree.leaves(got), jax.tree.leaves(want)):
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+
+
+@pytest.mark.parametrize("games", [1, 17])
+def test_nothing_compiles_once_the_clock_has_started(games):
+    """Every program a call needs (the search's and the chunks' small ones)
+    compiles before the budget's clock starts: a process's first move is
+    not cut short by compiling."""
+    reads, compiled_at = [], []
+
+    def clock():
+        reads.append(None)
+        return 1e-6 * len(reads)
+
+    def listener(event, duration, **kwargs):
+        if event == "/jax/core/compile/backend_compile_duration":
+            compiled_at.append(len(reads))
+
+    moves = ["4", "44", "123", "", "7", "4455", "3", "66", "1"] * 2
+    envs = jax.tree.map(lambda *x: np.stack(x), *[c4.from_moves(m) for m in moves[:games]])
+    env = c4.from_moves("4") if games == 1 else envs
+    c4jax.clear_compiled()
+    jax.monitoring.register_event_duration_secs_listener(listener)
+    try:
+        _, n = c4jax.run_mcts_anytime(jax.random.key(games), env, 1.0, chunk=8, max_simulations=48,
+                                      capacity=112, clock=clock)
+    finally:
+        jax.monitoring.unregister_event_duration_listener(listener)
+    # Read 1 takes the call's time, read 2 restarts the clock after compiling, then each
+    # chunk reads it twice; what compiles after the last read is the output's unbatching.
+    assert n == 48 and len(reads) == 2 + 2 * 6 and compiled_at
+    assert [c for c in compiled_at if 2 < c < len(reads)] == [], compiled_at

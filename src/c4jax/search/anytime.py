@@ -50,20 +50,29 @@ _MAX_DEFAULT_CAPACITY = 1 << 17
 _MAX_BATCH_NODES = 1 << 22
 
 
-def anytime_capacity(seconds: float, chunk: int, games: int = 1, cpu_devices: int | None = None) -> int:
+def anytime_capacity(seconds: float, chunk: int, games: int = 1, cpu_devices: int | None = None,
+                     max_simulations: int | None = None) -> int:
     """The default node capacity per game for a budget of ``seconds``: a
     power of two (few compiled shapes) with room for every simulation a game
     can get in that time (400,000 per second; on the CPU, 500,000 per second
-    per device shared by its games), at least ``2 * chunk + 2``, at most
-    131,072 nodes and ``4,194,304 / games`` (rounded down to a power of two)
-    for a batch of ``games``.  ``cpu_devices``: the CPU devices a batch is
-    split over (``None``: not on the CPU).  A fuller tree still searches
-    correctly (its unexpanded edges collect rollouts)."""
+    per device shared by its games) or for ``max_simulations`` if fewer, at
+    least ``2 * chunk + 2``, at most 131,072 nodes and ``4,194,304 / games``
+    (rounded down to a power of two).  ``cpu_devices``: the CPU devices a
+    batch of ``games`` is split over (``None``: not on the CPU); there a
+    batch of several games holds at most ``16 * chunk`` nodes per game
+    (rounded up to a power of two), since each chunk copies each game's
+    tree once.  A fuller tree still searches correctly (its unexpanded edges
+    collect rollouts)."""
     rate = float(_MAX_SIMULATIONS_PER_SECOND)
     if cpu_devices:
         rate = min(rate, _MAX_CPU_DEVICE_SIMULATIONS_PER_SECOND * cpu_devices / games)
-    want = max(2 * chunk + 2, int(math.ceil(seconds * rate)))
+    want = int(math.ceil(seconds * rate))
+    if max_simulations is not None:
+        want = min(want, max_simulations + 1)
+    want = max(2 * chunk + 2, want)
     limit = min(_MAX_DEFAULT_CAPACITY, 1 << (max(_MAX_BATCH_NODES // games, 1).bit_length() - 1))
+    if cpu_devices and games > 1:
+        limit = min(limit, 1 << (16 * chunk - 1).bit_length())
     return max(min(1 << (want - 1).bit_length(), limit), 2 * chunk + 2)
 
 
@@ -146,7 +155,8 @@ def run_mcts_anytime(
         games = 1 if len(env.batch_shape) == 0 else env.batch_shape[0]
         cpu = jax.default_backend() == "cpu"
         mesh = layout.cpu_mesh(games, (key, env)) if cpu else None
-        capacity = anytime_capacity(float(seconds), chunk, games, (1 if mesh is None else mesh.size) if cpu else None)
+        capacity = anytime_capacity(float(seconds), chunk, games, (1 if mesh is None else mesh.size) if cpu else None,
+                                    max_simulations)
         options = {"options": dataclasses.replace(given, capacity=capacity)}
     keys, envs, tree, opts, single = prepare_search(key, env, chunk, tree, options)
     if tree is None:
@@ -169,8 +179,9 @@ def run_mcts_anytime(
         # Compiling is not thinking, nor is the first run of a new executable
         # (tens of ms, against a few for the next ones): run both once on a
         # throw-away tree (`later` donates its input), then start the clock.
-        warm = first(fold(keys, 0), envs, tree)
-        jax.block_until_ready(later(fold(keys, 1), envs, warm.search_tree).search_tree.node_visits)
+        warm = later(fold(keys, 1), envs, first(fold(keys, 0), envs, tree).search_tree)
+        # And the chunks' own small programs (each compiles once per shape).
+        jax.device_get((_roots_solved(warm.search_tree.extra_data), warm.non_finite + warm.non_finite))
         now = clock()
         compile_s, start = now - start, now
     limit = max_simulations // chunk if max_simulations is not None else None
@@ -180,7 +191,7 @@ def run_mcts_anytime(
     # otherwise), and the output only once, after the last chunk.
     noisy = opts.dirichlet_fraction > 0
     done = 0
-    non_finite = 0
+    non_finite = None
     while True:
         t0 = clock()
         search = later if done else first
@@ -188,7 +199,7 @@ def run_mcts_anytime(
         if done <= 1 or noisy:
             roots = search.staged.roots(chunk_keys, envs)
         tree, chunk_non_finite = search.staged.simulations(chunk_keys, envs, roots, tree, search.count)
-        non_finite = non_finite + chunk_non_finite
+        non_finite = chunk_non_finite if non_finite is None else non_finite + chunk_non_finite
         solved = jax.device_get(_roots_solved(tree.extra_data))
         done += 1
         now = clock()
