@@ -126,8 +126,11 @@ def run_mcts_anytime(
     Returns:
       ``(SearchOutput, int)``: the output after the last chunk (its tree holds
       every simulation; the root's visit count grew by ``num_simulations``)
-      and ``num_simulations``, the simulations done per game, a multiple of
-      ``chunk`` (0 when every game of ``env`` is finished).
+      and ``num_simulations``, the simulations done per unfinished game, a
+      multiple of ``chunk`` (a finished game's root stays alone; 0 when every
+      game of ``env`` is finished).  Without root noise a continued tree keeps
+      its root's prior, so ``non_finite`` counts a non-finite root prior once,
+      not once per chunk.
     Raises:
       ValueError: a bad ``seconds``, ``chunk`` or ``max_simulations``,
         ``selection="gumbel"`` (sequential halving needs the simulation count
