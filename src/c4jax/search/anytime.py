@@ -31,6 +31,7 @@ from typing import Any
 import jax
 import numpy as np
 
+from c4jax.devices import round_up
 from c4jax.env import Env
 from c4jax.search.output import SearchOutput
 from c4jax.search.search import prepare_search, unbatch_output, warn_non_finite
@@ -168,7 +169,7 @@ def run_mcts_anytime(
         tree = empty_tree(envs, opts.capacity)
     games = keys.shape[0]
     mesh = layout.cpu_mesh(games, (keys, envs, tree))
-    rows = games if mesh is None else -(-games // mesh.size) * mesh.size
+    rows = games if mesh is None else round_up(games, mesh)
     if rows != games:
         # Padded once for every chunk (each call would pad and drop the rows again).
         keys, envs, tree = _padded(rows)((keys, envs, tree))

@@ -23,7 +23,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.sharding import NamedSharding, PartitionSpec
 
-from c4jax.devices import GAMES, over_games
+from c4jax.devices import GAMES, over_games, round_up
 from c4jax.search import compiled, layout, programs
 from c4jax.search.options import SearchOptions
 from c4jax.search.stages import RootEvaluation, gumbel_simulations, output_stage, root_stage, simulation_stage
@@ -233,7 +233,7 @@ def compiled_search(keys, envs, tree, opts: SearchOptions, num_simulations: int,
     if mesh is not None:
         # The games padded to a multiple of the devices and placed on them;
         # the program is lowered from their shapes.
-        rows = -(-games // mesh.size) * mesh.size
+        rows = round_up(games, mesh)
         games_sharding = NamedSharding(mesh, GAMES)
         args = jax.tree.map(
             lambda x: jax.ShapeDtypeStruct((rows,) + x.shape[1:], x.dtype, sharding=games_sharding), args)
