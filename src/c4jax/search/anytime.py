@@ -11,11 +11,13 @@ starts: no chunk and no later move compiles (the tree's capacity stays fixed,
 so a game played with subtree reuse compiles once).
 
 Clock: after each chunk the driver stops if the budget is spent, if the next
-chunk (predicted to take as long as the last one) would overrun it, if every
-root is solved (its value proven: more simulations change nothing), or once
-``max_simulations`` are done.  So it overruns the budget by at most the
-misprediction of one chunk and the output, computed once after the last
-chunk; at least one chunk always runs.  Thinking about time rather than simulations is not
+chunk (predicted to take as long as the last one) and the output (computed
+once, after the last chunk; predicted to take as long as this compiled
+search's previous output, nothing before its first) would overrun it, if
+every root is solved (its value proven: more simulations change nothing),
+or once ``max_simulations`` are done.  So it overruns the budget by at most
+the misprediction of one chunk and of the output; at least one chunk always
+runs.  Thinking about time rather than simulations is not
 reproducible from the key alone: the key fixes the numbers of each chunk, the
 clock decides how many chunks run.
 """
@@ -26,6 +28,7 @@ import dataclasses
 import functools
 import math
 import time
+import weakref
 from typing import Any
 
 import jax
@@ -76,6 +79,11 @@ def anytime_capacity(seconds: float, chunk: int, games: int = 1, cpu_devices: in
         limit = min(limit, 1 << (16 * chunk - 1).bit_length())
     return max(min(1 << (want - 1).bit_length(), limit), 2 * chunk + 2)
 
+
+# The seconds each compiled search's last call took from its last chunk's
+# end to its return (the output, ready; its output program the key): the
+# next call's clock rule keeps that much of the budget for it.
+_OUTPUT_SECONDS: "weakref.WeakKeyDictionary[Any, float]" = weakref.WeakKeyDictionary()
 
 MAX_SECONDS = 7 * 24 * 3600.0
 MAX_CHUNK = 1 << 16  # simulations per compiled chunk
@@ -139,6 +147,7 @@ def run_mcts_anytime(
 
     Reference: anytime behaviour of MCTS, Browne et al. 2012 sec. 3.3.
     """
+    start = clock()  # the budget counts from the call
     if isinstance(seconds, (np.ndarray, jax.Array)) and seconds.shape == () and (
         np.issubdtype(seconds.dtype, np.integer) or np.issubdtype(seconds.dtype, np.floating)
     ):
@@ -154,7 +163,6 @@ def run_mcts_anytime(
             "selection='gumbel' cannot run against a clock (sequential halving plans its simulations in "
             "advance); use selection='puct' or 'uct', or run_mcts with a simulation count"
         )
-    start = clock()
     if tree is None and given.capacity is None:
         games = 1 if len(env.batch_shape) == 0 else env.batch_shape[0]
         cpu = jax.default_backend() == "cpu"
@@ -184,8 +192,9 @@ def run_mcts_anytime(
         # (tens of ms, against a few for the next ones): run both once on a
         # throw-away tree (`later` donates its input), then start the clock.
         warm = later(fold(keys, 1), envs, first(fold(keys, 0), envs, tree).search_tree)
-        # And the chunks' own small programs (each compiles once per shape).
+        # And the small programs of the chunks and of the return (each compiles once per shape).
         jax.device_get((_roots_solved(warm.search_tree.extra_data), warm.non_finite + warm.non_finite))
+        jax.block_until_ready(unbatch_output(first_games(games)(warm) if rows != games else warm, single))
         now = clock()
         compile_s, start = now - start, now
     limit = max_simulations // chunk if max_simulations is not None else None
@@ -194,6 +203,7 @@ def run_mcts_anytime(
     # needed again only for new root noise (a continued tree keeps its root
     # otherwise), and the output only once, after the last chunk.
     noisy = opts.dirichlet_fraction > 0
+    output_s = _OUTPUT_SECONDS.get(later.staged.output, 0.0)
     done = 0
     non_finite = None
     while True:
@@ -209,18 +219,20 @@ def run_mcts_anytime(
         now = clock()
         if limit is not None and done >= limit:
             break
-        if np.all(solved) or now - start + (now - t0) > seconds:
+        if np.all(solved) or now - start + (now - t0) + output_s > seconds:
             break
     out = search.staged.output(chunk_keys, tree, envs, chunk_non_finite)
-    if timing is not None:
-        timing.update(compile_s=compile_s, search_s=clock() - start)
     # A batch of finished games searched nothing (their roots stay alone).
     searched = 0 if bool(np.all(jax.device_get(envs.done))) else done * chunk
     if rows != games:
         out = first_games(games)(out.replace(non_finite=non_finite))
         non_finite = out.non_finite
-    out = warn_non_finite(out.replace(non_finite=non_finite), opts)
-    return unbatch_output(out, single), searched
+    out = jax.block_until_ready(unbatch_output(warn_non_finite(out.replace(non_finite=non_finite), opts), single))
+    end = clock()
+    _OUTPUT_SECONDS[later.staged.output] = end - now
+    if timing is not None:
+        timing.update(compile_s=compile_s, search_s=end - start)
+    return out, searched
 
 
 @jax.jit
