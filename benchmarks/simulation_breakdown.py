@@ -16,6 +16,13 @@ The programs are compiled first (compile seconds reported apart) and then
 called in turn, ``--repeats`` rounds, so that a drift in the machine's speed
 hits every row alike; medians.
 
+A second table times the rollout alone, the part of a simulation that a
+vectorised batch suits best (bit-board words, no tree): one rollout from
+each of ``--batch`` random 10-ply positions, in one program either
+vectorised over the batch (``jit(vmap(rollout))``) or one game after
+another (``jit(lax.map(rollout))``, as a CPU device searches its games),
+both rollout policies, on the same device; microseconds per rollout.
+
 Run:  C4JAX_CPU_DEVICES=1 python benchmarks/simulation_breakdown.py [--batch 1024] [--repeats 5]
 """
 
@@ -32,6 +39,7 @@ import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 
 from c4jax import connect4, xla_flags  # noqa: E402
+from c4jax.values import rollout_function  # noqa: E402
 from c4jax.search.search import prepare_search  # noqa: E402
 from c4jax.search.stage_programs import compile_stages  # noqa: E402
 
@@ -87,6 +95,50 @@ def main() -> None:
             us = statistics.median(times[(b, n, name)]) / (b * n) * 1e6
             print(f"| {name} | {us:.2f} | {us - prev:+.2f} | {programs[(b, n, name)][2]:.1f} s |")
             prev = us
+    rollout_table(args.batch, args.repeats)
+
+
+def random_positions(batch: int, plies: int = 10):
+    """``batch`` Connect 4 positions after ``plies`` uniformly random moves
+    (a game that ends sooner stays finished)."""
+    game = connect4.make()
+
+    def one(key):
+        def ply(env, k):
+            legal = game.legal_action_mask(env)
+            action = jnp.argmax(jnp.where(legal, jax.random.uniform(k, legal.shape), -1.0))
+            stepped, _, _ = game.env_step(env, action)
+            return jax.tree.map(lambda old, new: jnp.where(env.done, old, new), env, stepped), None
+
+        return jax.lax.scan(ply, game.env_reset(), jax.random.split(key, plies))[0]
+
+    return jax.jit(jax.vmap(one))(jax.random.split(jax.random.key(1), batch))
+
+
+def rollout_table(batch: int, repeats: int) -> None:
+    envs = random_positions(batch)
+    game = connect4.make()
+    programs = {}
+    for policy in ("uniform", "threat_aware"):
+        rollout = rollout_function(game, policy)
+        for layout, fn in (("vectorised over the batch", jax.vmap(rollout)),
+                           ("one game after another", lambda k, e, r=rollout: jax.lax.map(lambda a: r(*a), (k, e)))):
+            t0 = time.perf_counter()
+            compiled = jax.jit(fn).lower(jax.random.split(jax.random.key(0), batch), envs).compile(
+                xla_flags.compiler_options(jax.default_backend()))
+            jax.block_until_ready(compiled(jax.random.split(jax.random.key(0), batch), envs))
+            programs[(policy, layout)] = (compiled, time.perf_counter() - t0, [])
+    for r in range(repeats):
+        keys = jax.random.split(jax.random.key(r + 2), batch)
+        for compiled, _, times in programs.values():
+            t0 = time.perf_counter()
+            jax.block_until_ready(compiled(keys, envs))
+            times.append(time.perf_counter() - t0)
+    print(f"\nrollouts alone, {batch} random 10-ply positions, one device")
+    print("| rollout policy | program | us per rollout | compile + first call |")
+    print("|---|---|---:|---:|")
+    for (policy, layout), (_, compile_s, times) in programs.items():
+        print(f"| {policy} | {layout} | {statistics.median(times) / batch * 1e6:.2f} | {compile_s:.1f} s |")
 
 
 if __name__ == "__main__":
