@@ -67,6 +67,42 @@ def test_compiling_and_the_first_runs_are_not_thinking_time():
     assert timing["search_s"] == clock.t - 1.0 == 3.0
 
 
+class JumpingClock(FakeClock):
+    """A :class:`FakeClock` whose read number ``at`` jumps ``jump`` steps."""
+
+    def __init__(self, at: int, jump: float):
+        super().__init__(1.0)
+        self.at, self.jump = at, jump
+
+    def __call__(self) -> float:
+        return super().__call__() + (self.jump if self.reads >= self.at else 0.0)
+
+
+def test_the_time_kept_for_the_output_is_the_median_of_the_last_returns():
+    """One slow return (a pause of the process) does not cut the next calls
+    short: the clock rule keeps the median of the last returns' times.
+    Shapes used by no other test (tic-tac-toe, chunks of 7, 89 nodes)."""
+    env = ttt.from_moves("1")
+
+    def call(budget, clock):
+        timing: dict = {}
+        _, n = c4jax.run_mcts_anytime(jax.random.key(0), env, budget, chunk=7, capacity=89, clock=clock,
+                                      timing=timing)
+        return n, timing
+
+    call(3.5, FakeClock(1.0))  # compiles; its return takes one step
+    n, _ = call(3.5, FakeClock(1.0))  # keeps one step: the chunk ending at 3 is its last
+    assert n == 7
+    # Read 4 (the return) of this call jumps 10 steps: its return took 11.
+    n, timing = call(3.5, JumpingClock(4, 10.0))
+    assert n == 7 and timing["search_s"] == 13.0
+    # The median of 1, 1 and 11 steps is 1: five chunks fit 10.5 steps
+    # (after the chunk ending at 9, 8 + 1 + 1 <= 10.5); the last return
+    # alone would have stopped it after one (2 + 1 + 11 > 10.5).
+    n, _ = call(10.5, FakeClock(1.0))
+    assert n == 7 * 5
+
+
 def test_max_simulations_and_exact_counts():
     out, n = c4jax.run_mcts_anytime(
         jax.random.key(1), c4.from_moves("44"), 60.0, chunk=16, max_simulations=100, capacity=1024

@@ -12,8 +12,8 @@ so a game played with subtree reuse compiles once).
 
 Clock: after each chunk the driver stops if the budget is spent, if the next
 chunk (predicted to take as long as the last one) and the output (computed
-once, after the last chunk; predicted to take as long as this compiled
-search's previous output, nothing before its first) would overrun it, if
+once, after the last chunk; predicted to take the median time of this
+compiled search's last 5 outputs, nothing before its first) would overrun it, if
 every root is solved (its value proven: more simulations change nothing),
 or once ``max_simulations`` are done.  So it overruns the budget by at most
 the misprediction of one chunk and of the output; at least one chunk always
@@ -24,6 +24,7 @@ clock decides how many chunks run.
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import functools
 import math
@@ -80,10 +81,10 @@ def anytime_capacity(seconds: float, chunk: int, games: int = 1, cpu_devices: in
     return max(min(1 << (want - 1).bit_length(), limit), 2 * chunk + 2)
 
 
-# The seconds each compiled search's last call took from its last chunk's
-# end to its return (the output, ready; its output program the key): the
-# next call's clock rule keeps that much of the budget for it.
-_OUTPUT_SECONDS: "weakref.WeakKeyDictionary[Any, float]" = weakref.WeakKeyDictionary()
+# The seconds each compiled search's last calls (at most 5) took from their
+# last chunk's end to their return (the output, ready; its output program the
+# key): the next call's clock rule keeps their median for it.
+_OUTPUT_SECONDS: "weakref.WeakKeyDictionary[Any, collections.deque]" = weakref.WeakKeyDictionary()
 
 MAX_SECONDS = 7 * 24 * 3600.0
 MAX_CHUNK = 1 << 16  # simulations per compiled chunk
@@ -203,7 +204,8 @@ def run_mcts_anytime(
     # needed again only for new root noise (a continued tree keeps its root
     # otherwise), and the output only once, after the last chunk.
     noisy = opts.dirichlet_fraction > 0
-    output_s = _OUTPUT_SECONDS.get(later.staged.output, 0.0)
+    returns = _OUTPUT_SECONDS.setdefault(later.staged.output, collections.deque(maxlen=5))
+    output_s = float(np.median(returns)) if returns else 0.0
     done = 0
     non_finite = None
     while True:
@@ -229,7 +231,7 @@ def run_mcts_anytime(
         non_finite = out.non_finite
     out = jax.block_until_ready(unbatch_output(warn_non_finite(out.replace(non_finite=non_finite), opts), single))
     end = clock()
-    _OUTPUT_SECONDS[later.staged.output] = end - now
+    returns.append(end - now)
     if timing is not None:
         timing.update(compile_s=compile_s, search_s=end - start)
     return out, searched
