@@ -13,6 +13,7 @@ import c4jax
 from c4jax import connect4 as c4
 from c4jax import tictactoe as ttt
 from c4jax.search import anytime
+from c4jax.search.options import options_from_kwargs
 
 
 class FakeClock:
@@ -101,6 +102,45 @@ def test_the_time_kept_for_the_output_is_the_median_of_the_last_returns():
     # alone would have stopped it after one (2 + 1 + 11 > 10.5).
     n, _ = call(10.5, FakeClock(1.0))
     assert n == 7 * 5
+
+
+def test_the_time_kept_for_the_output_is_that_of_its_kind():
+    """An output that ranks moves against a fallible opponent (a pass over
+    the whole tree, :func:`c4jax.search.output.ranks_against_fallible`) is
+    timed apart from the others: a slow one cuts short only the calls whose
+    tree would need it.  Shapes used by no other test (tic-tac-toe, chunks of
+    101, 2,048 nodes)."""
+    def call(moves, budget, clock, **kw):
+        return c4jax.run_mcts_anytime(jax.random.key(0), ttt.from_moves(moves), budget, chunk=101, capacity=2048,
+                                      clock=clock, **kw)
+
+    call("", 3.5, FakeClock(1.0))  # compiles; a return of one step, nothing proven at the root
+    # "51" after 1,010 simulations: a move proven a draw, the root unsolved.
+    # Read 22 (the return) jumps 10 steps: that return took 11.
+    out, n = call("51", 1e5, JumpingClock(22, 10.0), max_simulations=1010)
+    bounds = out.search_tree.extra_data
+    assert n == 1010 and float(bounds.value_lower[0, 0]) < float(bounds.value_upper[0, 0])
+    # The empty board keeps one step (its kind's last return), not 11: five
+    # chunks fit 10.5 steps.
+    _, n = call("", 10.5, FakeClock(1.0))
+    assert n == 101 * 5
+    # "51" again on that tree keeps 11: after one chunk 2 + 1 + 11 > 10.5.
+    _, n = call("51", 10.5, FakeClock(1.0), tree=out.search_tree)
+    assert n == 101
+
+
+@pytest.mark.parametrize("lanes", [1, 4])
+def test_the_driver_tells_the_outputs_that_rank_against_a_fallible_opponent(lanes):
+    """What the driver checks after a chunk, per game: a root with a draw
+    proven and nothing better ("51" after 1,000 simulations) ranks against
+    a fallible opponent; the empty board (nothing proven) and a root proven
+    won ("1234", a win in three) do not."""
+    envs = jax.tree.map(lambda *x: np.stack(x), *[ttt.from_moves(m) for m in ("", "1234", "51")])
+    opts = options_from_kwargs(dict(capacity=2048, lanes=lanes))
+    tree = c4jax.run_mcts(jax.random.key(0), envs, 1000, options=opts).search_tree
+    bounds = tree.extra_data
+    assert np.asarray(bounds.value_lower[:, 0] == bounds.value_upper[:, 0]).tolist() == [False, True, False]
+    assert np.asarray(anytime._ranks_against_fallible(tree, envs, opts)).tolist() == [False, False, True]
 
 
 def test_max_simulations_and_exact_counts():

@@ -13,7 +13,9 @@ so a game played with subtree reuse compiles once).
 Clock: after each chunk the driver stops if the budget is spent, if the next
 chunk (predicted to take as long as the last one) and the output (computed
 once, after the last chunk; predicted to take the median time of this
-compiled search's last 5 outputs, nothing before its first) would overrun it, if
+compiled search's last 5 outputs of its kind, those that rank moves against
+a fallible opponent, a pass over the whole tree, and the others; nothing
+before the first) would overrun it, if
 every root is solved (its value proven: more simulations change nothing),
 or once ``max_simulations`` are done.  So it overruns the budget by at most
 the misprediction of one chunk and of the output; at least one chunk always
@@ -33,6 +35,7 @@ import weakref
 from typing import Any
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 from c4jax.devices import round_up
@@ -42,7 +45,9 @@ from c4jax.search.search import prepare_search, unbatch_output, warn_non_finite
 from c4jax.search.stage_programs import compiled_search, first_games
 from c4jax.validation import check_int, check_number
 from c4jax.search import compiled, layout
-from c4jax.search.options import options_from_kwargs
+from c4jax.search.options import SearchOptions, options_from_kwargs
+from c4jax.search.output import ranks_against_fallible
+from c4jax.search.solver import make_solver
 
 __all__ = ["run_mcts_anytime", "anytime_capacity"]
 
@@ -81,10 +86,13 @@ def anytime_capacity(seconds: float, chunk: int, games: int = 1, cpu_devices: in
     return max(min(1 << (want - 1).bit_length(), limit), 2 * chunk + 2)
 
 
-# The seconds each compiled search's last calls (at most 5) took from their
-# last chunk's end to their return (the output, ready; its output program the
-# key): the next call's clock rule keeps their median for it.
-_OUTPUT_SECONDS: "weakref.WeakKeyDictionary[Any, collections.deque]" = weakref.WeakKeyDictionary()
+# The seconds each compiled search's last calls (at most 5 of each kind) took
+# from their last chunk's end to their return (the output, ready), apart for
+# the outputs that rank against a fallible opponent and those that do not;
+# its output program the key.  The clock rule keeps the median of the kind
+# that the tree would have for its output.
+_OUTPUT_SECONDS: "weakref.WeakKeyDictionary[Any, tuple[collections.deque, collections.deque]]" = \
+    weakref.WeakKeyDictionary()
 
 MAX_SECONDS = 7 * 24 * 3600.0
 MAX_CHUNK = 1 << 16  # simulations per compiled chunk
@@ -194,7 +202,9 @@ def run_mcts_anytime(
         # throw-away tree (`later` donates its input), then start the clock.
         warm = later(fold(keys, 1), envs, first(fold(keys, 0), envs, tree).search_tree)
         # And the small programs of the chunks and of the return (each compiles once per shape).
-        jax.device_get((_roots_solved(warm.search_tree.extra_data), warm.non_finite + warm.non_finite))
+        _, placed_envs, placed_tree = later.place(keys, envs, warm.search_tree)
+        jax.device_get((_roots_solved(warm.search_tree.extra_data), warm.non_finite + warm.non_finite,
+                        _ranks_against_fallible(placed_tree, placed_envs, opts)))
         jax.block_until_ready(unbatch_output(first_games(games)(warm) if rows != games else warm, single))
         now = clock()
         compile_s, start = now - start, now
@@ -204,8 +214,12 @@ def run_mcts_anytime(
     # needed again only for new root noise (a continued tree keeps its root
     # otherwise), and the output only once, after the last chunk.
     noisy = opts.dirichlet_fraction > 0
-    returns = _OUTPUT_SECONDS.setdefault(later.staged.output, collections.deque(maxlen=5))
-    output_s = float(np.median(returns)) if returns else 0.0
+    kept = _OUTPUT_SECONDS.setdefault(later.staged.output, (collections.deque(maxlen=5), collections.deque(maxlen=5)))
+    reserve = [float(np.median(times)) if times else 0.0 for times in kept]
+    # The kind of output is checked after each chunk only where the two
+    # kinds' times differ, and otherwise once, to file the return's time.
+    check = bool(kept[True]) and reserve[True] > reserve[False]
+    kind = False
     done = 0
     non_finite = None
     while True:
@@ -217,12 +231,16 @@ def run_mcts_anytime(
         tree, chunk_non_finite = search.staged.simulations(chunk_keys, envs, roots, tree, search.count)
         non_finite = chunk_non_finite if non_finite is None else non_finite + chunk_non_finite
         solved = jax.device_get(_roots_solved(tree.extra_data))
+        if check:
+            kind = bool(np.any(jax.device_get(_ranks_against_fallible(tree, envs, opts))))
         done += 1
         now = clock()
         if limit is not None and done >= limit:
             break
-        if np.all(solved) or now - start + (now - t0) + output_s > seconds:
+        if np.all(solved) or now - start + (now - t0) + reserve[kind] > seconds:
             break
+    if not check:
+        kind = bool(np.any(jax.device_get(_ranks_against_fallible(tree, envs, opts))))
     out = search.staged.output(chunk_keys, tree, envs, chunk_non_finite)
     # A batch of finished games searched nothing (their roots stay alone).
     searched = 0 if bool(np.all(jax.device_get(envs.done))) else done * chunk
@@ -231,7 +249,7 @@ def run_mcts_anytime(
         non_finite = out.non_finite
     out = jax.block_until_ready(unbatch_output(warn_non_finite(out.replace(non_finite=non_finite), opts), single))
     end = clock()
-    returns.append(end - now)
+    kept[kind].append(end - now)
     if timing is not None:
         timing.update(compile_s=compile_s, search_s=end - start)
     return out, searched
@@ -242,6 +260,20 @@ def _roots_solved(extra) -> jax.Array:
     """``bool[B]``: whether each game's root is solved (its proven bounds
     meet), in one program (per-game, no exchange between the devices)."""
     return extra.value_lower[:, 0] == extra.value_upper[:, 0]
+
+
+@functools.partial(jax.jit, static_argnums=2)
+def _ranks_against_fallible(tree, envs, opts: SearchOptions) -> jax.Array:
+    """``bool[B]``: whether each game's output would rank moves against a
+    fallible opponent (:func:`c4jax.search.output.ranks_against_fallible`),
+    per game, in a loop of one step (XLA's CPU backend runs it as one
+    kernel, where these few operations on the roots would be one each)."""
+    solver = make_solver(opts.solver)
+
+    def once(state):
+        return jnp.bool_(False), jax.vmap(lambda t, e: ranks_against_fallible(t, e, opts, solver))(tree, envs)
+
+    return jax.lax.while_loop(lambda state: state[0], once, (jnp.bool_(True), jnp.zeros(envs.done.shape, bool)))[1]
 
 
 @functools.cache

@@ -26,7 +26,7 @@ from c4jax.search.options import SearchOptions
 from c4jax.search.selection import qtransform
 from c4jax.search.tree import ILLEGAL_LOGIT, LOSS, ROOT, UNVISITED, WIN, node_view
 
-__all__ = ["SearchOutput", "fallible_qvalues", "search_output"]
+__all__ = ["SearchOutput", "fallible_qvalues", "ranks_against_fallible", "search_output"]
 
 
 @chex.dataclass(frozen=True)
@@ -225,15 +225,33 @@ def search_output(key, tree: mctx.Tree, env: Env, opts: SearchOptions, solver, n
     )
 
 
+def ranks_against_fallible(tree: mctx.Tree, env: Env, opts: SearchOptions, solver) -> jax.Array:
+    """``bool[]``: whether :func:`search_output` of this tree (one game's)
+    computes :func:`fallible_qvalues`, a pass over the whole tree: with the
+    solver and no temperature, where a visited playable move has the
+    highest proven lower bound, a draw or better short of a win."""
+    if opts.temperature > 0 or not opts.solver:
+        return jnp.bool_(False)
+    legal = env.game.legal_action_mask(env)
+    visits = tree.children_visits[ROOT]
+    return jnp.any(_proven_short_of_win(solver.playable(tree, env, legal), solver.qvalue_bounds(tree)[0], visits))
+
+
+def _proven_short_of_win(playable, q_lower, visits) -> jax.Array:
+    """``bool[A]``: the visited playable moves with the highest proven lower
+    bound, where that is a draw or better short of a win."""
+    best = jnp.max(jnp.where(playable, q_lower, -jnp.inf))
+    return playable & (visits > 0) & (q_lower == best) & (best > LOSS) & (best < WIN)
+
+
 def _against_fallible(tree, max_depth, action, playable, q_lower, visits, score):
     """``action``, or the visited playable move with the highest proven lower
     bound (a draw or better, short of a win: proven wins are already the
     fastest) that scores best against a fallible opponent
     (:func:`fallible_qvalues`), where that is more than ``action`` scores
     (ties: the higher ``score``).  The estimate is only computed where some
-    such move exists."""
-    best = jnp.max(jnp.where(playable, q_lower, -jnp.inf))
-    proven = playable & (visits > 0) & (q_lower == best) & (best > LOSS) & (best < WIN)
+    such move exists (:func:`ranks_against_fallible`)."""
+    proven = _proven_short_of_win(playable, q_lower, visits)
     fallible = _only_where(jnp.any(proven), lambda: fallible_qvalues(tree, max_depth),
                            jnp.zeros(visits.shape, jnp.float32))
     better = proven & (fallible > fallible[action] + _FALLIBLE_MARGIN)
