@@ -27,6 +27,17 @@ def test_arena_help_has_no_doubled_percent(capsys):
     assert "95% Wilson" in out and "%%" not in out
 
 
+def test_think_is_offered_only_where_a_command_takes_it(capsys):
+    # selfplay searches a fixed number of simulations: its help leaves --think
+    # out, and the option is refused by name.
+    for command in ("play", "analyze", "selfplay"):
+        assert main([command, "--help"]) == 0
+        out = " ".join(capsys.readouterr().out.split())  # whatever the width
+        assert ("--think SECONDS" in out and "(0 to 3600)" in out) == (command != "selfplay"), command
+    _one_line_error(capsys, ["selfplay", "--games", "2", "--think", "1", "--out", "x.jsonl"],
+                    "use --simulations, not --think")
+
+
 # --- numbers past their limits ---------------------------------------------------------
 
 

@@ -164,7 +164,9 @@ def game_parent() -> argparse.ArgumentParser:
     return p
 
 
-def search_parent(default_sims: int) -> argparse.ArgumentParser:
+def search_parent(default_sims: int, think: bool = True) -> argparse.ArgumentParser:
+    """The search's options; ``think=False``: ``--think`` is refused by the
+    command (parsed, so that it can say so) and left out of its help."""
     p = argparse.ArgumentParser(add_help=False)
     g = p.add_argument_group("search")
     budget = g.add_mutually_exclusive_group()
@@ -174,8 +176,8 @@ def search_parent(default_sims: int) -> argparse.ArgumentParser:
     )
     budget.add_argument(
         "--think", type=seconds_arg, default=None, metavar="SECONDS",
-        help="think for this many seconds of wall-clock time per search instead "
-        "(c4jax.run_mcts_anytime: chunks of 128 simulations until the time is spent)",
+        help=f"think for this many seconds (0 to {MAX_THINK_SECONDS:g}) of wall-clock time per search instead "
+        "(c4jax.run_mcts_anytime: chunks of 128 simulations until the time is spent)" if think else argparse.SUPPRESS,
     )
     g.add_argument(
         "--prior", default=None, choices=("uniform", "heuristic"),

@@ -32,7 +32,7 @@ MAX_GAMES = 100_000_000
 
 def add_parser(sub, game, search_parent, common) -> None:
     """Adds the ``selfplay`` command to the subparsers ``sub``."""
-    p = command_parser(sub, "selfplay", [game, search_parent(200), common], SELFPLAY_EPILOG,
+    p = command_parser(sub, "selfplay", [game, search_parent(200, think=False), common], SELFPLAY_EPILOG,
                        help="self-play games with the search's visit counts, as JSON lines",
                        description="Self-play: both sides the same MCTS with subtree reuse; the first plies sampled\n"
                        "from the visit counts, then the most visited move.  Writes one JSON line per game\n"
