@@ -190,23 +190,43 @@ def test_the_budget_may_be_a_0d_array():
     _, n = c4jax.run_mcts_anytime(jax.random.key(0), env, jax.numpy.float32(30.0), chunk=9,
                                   max_simulations=18, capacity=100)
     assert n == 18
-    with pytest.raises(ValueError, match="seconds must be a finite number > 0"):
-        c4jax.run_mcts_anytime(jax.random.key(0), env, jax.numpy.zeros(2))
+    for bad in (jax.numpy.zeros(2), jax.numpy.array([0.1]), jax.numpy.bool_(True), np.array(True)):
+        with pytest.raises(ValueError, match=r"seconds must be a number in \(0, 604800\] \(a week\), or a 0-d "
+                                             r"array of one; got an array of shape"):
+            c4jax.run_mcts_anytime(jax.random.key(0), env, bad)
 
 
 @pytest.mark.parametrize("kwargs,match", [
-    (dict(seconds=0), "seconds must be a finite number > 0"),
-    (dict(seconds=-1.0), "seconds must be a finite number > 0"),
-    (dict(seconds=float("nan")), "seconds must be a finite number > 0"),
-    (dict(seconds="1"), "seconds must be a finite number > 0"),
+    (dict(seconds=0), r"seconds must be a number in \(0, 604800\]"),
+    (dict(seconds=-1.0), r"seconds must be a number in \(0, 604800\]"),
+    (dict(seconds=float("nan")), r"seconds must be a number in \(0, 604800\]"),
+    (dict(seconds="1"), r"seconds must be a number in \(0, 604800\]"),
     (dict(seconds=1.0, chunk=0), "chunk must be an int in 1"),
     (dict(seconds=1.0, chunk=64, max_simulations=10), r"max_simulations must be None or an int >= 64 \(chunk = 64\)"),
     (dict(seconds=1.0, selection="gumbel"), "selection='gumbel' cannot run against a clock"),
     (dict(seconds=1.0, lanes=0), "lanes must be None or an int in 1..1024"),
+    (dict(seconds=1.0, env=None), "env must be a c4jax Env .*; got NoneType"),
+    (dict(seconds=1.0, env={}), "env must be a c4jax Env .*; got dict"),
+    (dict(seconds=1.0, timing=[]), r"timing must be None or a dict .*; got list"),
+    (dict(seconds=1.0, clock=None), r"clock must be a function of no arguments .*; got NoneType"),
+    (dict(seconds=1.0, clock=lambda: "x"), "clock must give seconds as a number .*; got 'x'"),
 ])
 def test_bad_arguments_raise_value_errors(kwargs, match):
+    # Each before anything is searched or compiled.
+    kwargs = {"env": c4.env_reset(), **kwargs}
+    compiled = anytime.compiled_count()
     with pytest.raises(ValueError, match=match):
-        c4jax.run_mcts_anytime(jax.random.key(0), c4.env_reset(), **kwargs)
+        c4jax.run_mcts_anytime(jax.random.key(0), **kwargs)
+    assert anytime.compiled_count() == compiled
+
+
+def test_the_driver_refuses_to_be_traced():
+    message = "run_mcts_anytime reads a wall clock between compiled searches, on the host: call it outside jax.jit"
+    env = ttt.from_moves("5")
+    with pytest.raises(ValueError, match=message):
+        jax.jit(lambda k, e: c4jax.run_mcts_anytime(k, e, 0.01))(jax.random.key(0), env)
+    with pytest.raises(ValueError, match=message):
+        jax.jit(lambda s: c4jax.run_mcts_anytime(jax.random.key(0), env, s))(0.01)
 
 
 def test_the_default_capacity_has_room_for_a_games_simulations_within_a_batchs_share():

@@ -754,7 +754,7 @@ def test_numpy_integers_are_budgets_like_python_ints():
     b = c4jax.run_mcts(key, env, 10, capacity=11)
     np.testing.assert_array_equal(a.visit_counts, b.visit_counts)
     assert c4jax.mcts_player(np.int64(10)) is c4jax.mcts_player(10)
-    with pytest.raises(ValueError, match="seconds must be in"):
+    with pytest.raises(ValueError, match=r"seconds must be a number in \(0, 604800\]"):
         c4jax.run_mcts_anytime(key, env, 1e308)
     with pytest.raises(ValueError, match="chunk must be an int in"):
         c4jax.run_mcts_anytime(key, env, 0.1, chunk=10**9)

@@ -35,7 +35,7 @@ from typing import Protocol
 import jax
 import jax.numpy as jnp
 import numpy as np
-__all__ = ["Env", "Game", "GAME_FUNCTIONS", "NO_WINNER", "empty_board", "env_from_values", "finish_step", "check_game", "check_fields"]
+__all__ = ["Env", "Game", "GAME_FUNCTIONS", "NO_WINNER", "empty_board", "env_from_values", "finish_step", "check_env", "check_game", "check_fields"]
 
 NO_WINNER = -1
 # The functions a built-in game's module exposes for its standard game
@@ -214,6 +214,12 @@ def with_opponent_to_move(env: Env) -> Env:
     """The same position with the other player to move (to ask
     ``winning_moves`` for the opponent's immediate wins)."""
     return dataclasses.replace(env, to_move=1 - env.to_move)
+
+
+def check_env(env) -> None:
+    """Raises ``ValueError`` unless ``env`` is an :class:`Env`."""
+    if not isinstance(env, Env):
+        raise ValueError(f"env must be a c4jax Env (from a game's env_reset/from_moves); got {type(env).__name__}")
 
 
 def check_game(game, env: Env) -> None:

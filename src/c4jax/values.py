@@ -21,7 +21,7 @@ import jax
 import jax.numpy as jnp
 import mctx
 
-from c4jax.env import Env
+from c4jax.env import Env, check_env
 from c4jax.rollout import win_else_block_moves
 from c4jax.keys import as_key, keys_for_games
 from c4jax.validation import check_choice, check_int
@@ -74,7 +74,7 @@ def prior_logits(
     """
     check_choice("prior", prior, PRIORS)
     _check_callable("prior_fn", prior_fn)
-    _check_env(env)
+    check_env(env)
     if env.batch_shape:
         return jax.vmap(lambda e: prior_logits(e, prior, prior_fn))(env)
     return prior_and_flag(env, prior, prior_fn)[0]
@@ -130,11 +130,6 @@ def _user_output(name: str, value, shape: tuple[int, ...]) -> jax.Array:
     return value.astype(jnp.float32)
 
 
-def _check_env(env) -> None:
-    if not isinstance(env, Env):
-        raise ValueError(f"env must be a c4jax Env (from a game's env_reset/from_moves); got {type(env).__name__}")
-
-
 def leaf_value(
     key: jax.Array,
     env: Env,
@@ -174,7 +169,7 @@ def leaf_value(
     check_choice("rollout_policy", rollout_policy, ROLLOUT_POLICIES)
     num_rollouts = check_int("num_rollouts", num_rollouts, 1)
     _check_callable("value_fn", value_fn)
-    _check_env(env)
+    check_env(env)
     if env.batch_shape:
         keys = keys_for_games(key, env.batch_shape)
         return jax.vmap(

@@ -39,11 +39,11 @@ import jax.numpy as jnp
 import numpy as np
 
 from c4jax.devices import round_up
-from c4jax.env import Env
+from c4jax.env import Env, check_env
 from c4jax.search.output import SearchOutput
 from c4jax.search.search import prepare_search, unbatch_output, warn_non_finite
 from c4jax.search.stage_programs import compiled_search, first_games
-from c4jax.validation import check_int, check_number
+from c4jax.validation import check_int, check_number, plain
 from c4jax.search import compiled, layout
 from c4jax.search.options import SearchOptions, options_from_kwargs
 from c4jax.search.output import ranks_against_fallible
@@ -150,20 +150,34 @@ def run_mcts_anytime(
       its root's prior, so ``non_finite`` counts a non-finite root prior once,
       not once per chunk.
     Raises:
-      ValueError: a bad ``seconds``, ``chunk`` or ``max_simulations``,
-        ``selection="gumbel"`` (sequential halving needs the simulation count
-        in advance), and everything :func:`c4jax.run_mcts` raises.
+      ValueError: a bad ``seconds``, ``chunk``, ``max_simulations``,
+        ``timing`` or ``clock``, ``selection="gumbel"`` (sequential halving
+        needs the simulation count in advance), a call under ``jax.jit`` or
+        ``jax.vmap`` (the driver runs on the host), and everything
+        :func:`c4jax.run_mcts` raises; all before anything is searched.
 
     Reference: anytime behaviour of MCTS, Browne et al. 2012 sec. 3.3.
     """
+    if not callable(clock):
+        raise ValueError(f"clock must be a function of no arguments giving seconds (time.perf_counter); "
+                         f"got {type(clock).__name__}")
     start = clock()  # the budget counts from the call
-    if isinstance(seconds, (np.ndarray, jax.Array)) and seconds.shape == () and (
-        np.issubdtype(seconds.dtype, np.integer) or np.issubdtype(seconds.dtype, np.floating)
-    ):
-        seconds = seconds.item()  # a 0-d array: its number (outside jit only: the budget is host-side)
-    seconds = check_number("seconds", seconds, 0, lo_open=True)
-    if seconds > MAX_SECONDS:
-        raise ValueError(f"seconds must be in (0, {MAX_SECONDS:,}] (a week); got {seconds!r}")
+    if isinstance(start, bool) or not isinstance(plain(start), (int, float)):
+        raise ValueError(f"clock must give seconds as a number (time.perf_counter); got {start!r:.80}")
+    if any(isinstance(x, jax.core.Tracer) for x in jax.tree.leaves((key, env, seconds))):
+        raise ValueError("run_mcts_anytime reads a wall clock between compiled searches, on the host: call it "
+                         "outside jax.jit and jax.vmap (run_mcts is the search to trace)")
+    if isinstance(seconds, (np.ndarray, jax.Array)):
+        if seconds.shape != () or not (np.issubdtype(seconds.dtype, np.integer)
+                                       or np.issubdtype(seconds.dtype, np.floating)):
+            raise ValueError(f"seconds must be a number in (0, {MAX_SECONDS:g}] (a week), or a 0-d array of one; "
+                             f"got an array of shape {seconds.shape} and dtype {seconds.dtype}")
+        seconds = seconds.item()  # a 0-d array: its number
+    seconds = check_number("seconds", seconds, 0, MAX_SECONDS, lo_open=True)
+    if timing is not None and not isinstance(timing, dict):
+        raise ValueError(f"timing must be None or a dict (it gets 'compile_s' and 'search_s'); "
+                         f"got {type(timing).__name__}")
+    check_env(env)
     chunk = check_int("chunk", chunk, 1, MAX_CHUNK)
     max_simulations = check_int("max_simulations", max_simulations, chunk, optional=True, note=f"(chunk = {chunk})")
     given = options_from_kwargs(options)  # options= and keywords alike

@@ -53,7 +53,7 @@ import jax.numpy as jnp
 import mctx
 import numpy as np
 
-from c4jax.env import Env, check_fields
+from c4jax.env import Env, check_env, check_fields
 from c4jax.keys import as_key, keys_for_games
 from c4jax.search.options import SearchOptions, options_from_kwargs
 from c4jax.search.output import SearchOutput
@@ -160,8 +160,7 @@ def prepare_search(key, env, num_simulations: int, tree, options: dict):
     ``ValueError`` s that :func:`run_mcts` documents."""
     opts = options_from_kwargs(options)
     num_simulations = check_int("num_simulations", num_simulations, 1, MAX_SIMULATIONS)
-    if not isinstance(env, Env):
-        raise ValueError(f"env must be a c4jax Env (from a game's env_reset/from_moves); got {type(env).__name__}")
+    check_env(env)
     check_fields(env)
     batch_shape = env.batch_shape
     if len(batch_shape) > 1:
