@@ -209,7 +209,8 @@ def test_the_budget_may_be_a_0d_array():
     (dict(seconds=1.0, env={}), "env must be a c4jax Env .*; got dict"),
     (dict(seconds=1.0, timing=[]), r"timing must be None or a dict .*; got list"),
     (dict(seconds=1.0, clock=None), r"clock must be a function of no arguments .*; got NoneType"),
-    (dict(seconds=1.0, clock=lambda: "x"), "clock must give seconds as a number .*; got 'x'"),
+    (dict(seconds=1.0, clock=lambda: "x"), "clock must give seconds as a finite number .*; got 'x'"),
+    (dict(seconds=1.0, clock=lambda: float("nan")), "clock must give seconds as a finite number .*; got nan"),
 ])
 def test_bad_arguments_raise_value_errors(kwargs, match):
     # Each before anything is searched or compiled.
@@ -227,6 +228,9 @@ def test_the_driver_refuses_to_be_traced():
         jax.jit(lambda k, e: c4jax.run_mcts_anytime(k, e, 0.01))(jax.random.key(0), env)
     with pytest.raises(ValueError, match=message):
         jax.jit(lambda s: c4jax.run_mcts_anytime(jax.random.key(0), env, s))(0.01)
+    envs = jax.tree.map(lambda x: x[None], env)
+    with pytest.raises(ValueError, match=message):
+        jax.jit(lambda t: c4jax.run_mcts_anytime(jax.random.key(0), envs, 0.01, tree=t))(c4jax.empty_tree(envs, 64))
 
 
 def test_the_default_capacity_has_room_for_a_games_simulations_within_a_batchs_share():

@@ -33,7 +33,7 @@ def test_think_is_offered_only_where_a_command_takes_it(capsys):
     for command in ("play", "analyze", "selfplay"):
         assert main([command, "--help"]) == 0
         out = " ".join(capsys.readouterr().out.split())  # whatever the width
-        assert ("--think SECONDS" in out and "(0 to 3600)" in out) == (command != "selfplay"), command
+        assert ("--think SECONDS" in out and "in (0, 3600]" in out) == (command != "selfplay"), command
     _one_line_error(capsys, ["selfplay", "--games", "2", "--think", "1", "--out", "x.jsonl"],
                     "use --simulations, not --think")
 

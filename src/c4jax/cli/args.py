@@ -176,7 +176,7 @@ def search_parent(default_sims: int, think: bool = True) -> argparse.ArgumentPar
     )
     budget.add_argument(
         "--think", type=seconds_arg, default=None, metavar="SECONDS",
-        help=f"think for this many seconds (0 to {MAX_THINK_SECONDS:g}) of wall-clock time per search instead "
+        help=f"think for this many seconds, in (0, {MAX_THINK_SECONDS:g}], of wall-clock time per search instead "
         "(c4jax.run_mcts_anytime: chunks of 128 simulations until the time is spent)" if think else argparse.SUPPRESS,
     )
     g.add_argument(

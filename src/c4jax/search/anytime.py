@@ -131,7 +131,8 @@ def run_mcts_anytime(
         the clock.
       max_simulations: stop once this many are done (an int >= ``chunk``,
         rounded down to a multiple of ``chunk``), or ``None``.
-      clock: the time source, in seconds (``time.perf_counter``).
+      clock: the time source, in seconds (``time.perf_counter``): a function
+        of no arguments giving finite numbers that advance.
       timing: a dict, or ``None``; a dict gets ``"compile_s"`` (seconds
         spent compiling, or loading from a compilation cache, and running
         each new executable once before the clock starts: first runs are
@@ -162,9 +163,9 @@ def run_mcts_anytime(
         raise ValueError(f"clock must be a function of no arguments giving seconds (time.perf_counter); "
                          f"got {type(clock).__name__}")
     start = clock()  # the budget counts from the call
-    if isinstance(start, bool) or not isinstance(plain(start), (int, float)):
-        raise ValueError(f"clock must give seconds as a number (time.perf_counter); got {start!r:.80}")
-    if any(isinstance(x, jax.core.Tracer) for x in jax.tree.leaves((key, env, seconds))):
+    if isinstance(start, bool) or not isinstance(plain(start), (int, float)) or not math.isfinite(start):
+        raise ValueError(f"clock must give seconds as a finite number (time.perf_counter); got {start!r:.80}")
+    if any(isinstance(x, jax.core.Tracer) for x in jax.tree.leaves((key, env, seconds, tree))):
         raise ValueError("run_mcts_anytime reads a wall clock between compiled searches, on the host: call it "
                          "outside jax.jit and jax.vmap (run_mcts is the search to trace)")
     if isinstance(seconds, (np.ndarray, jax.Array)):
