@@ -10,17 +10,17 @@ is compiled ahead of time, once per (shapes, options), before the clock
 starts: no chunk and no later move compiles (the tree's capacity stays fixed,
 so a game played with subtree reuse compiles once).
 
-Clock: after each chunk the driver stops if the budget is spent, if the next
-chunk (predicted to take as long as the last one) and the output (computed
-once, after the last chunk; predicted to take the median time of this
-compiled search's last 5 outputs of its kind, those that rank moves against
-a fallible opponent, a pass over the whole tree, and the others; nothing
-before the first) would overrun it, if
-every root is solved (its value proven: more simulations change nothing),
-or once ``max_simulations`` are done.  So it overruns the budget by at most
-the misprediction of one chunk and of the output; at least one chunk always
-runs.  Thinking about time rather than simulations is not
-reproducible from the key alone: the key fixes the numbers of each chunk, the
+Clock: after each chunk the driver stops if the budget is spent, if every
+root is solved (its value proven: more simulations change nothing), once
+``max_simulations`` are done, or if the next chunk and the output would
+overrun the budget.  The next chunk is predicted to take as long as the
+last; the output (computed once, after the last chunk) as long as the median
+of this compiled search's last 5 outputs of its kind (nothing before the
+first): those that rank moves against a fallible opponent (a pass over the
+whole tree) and the others.  So it overruns the budget by at most the
+misprediction of one chunk and of the output; at least one chunk always
+runs.  Thinking about time rather than simulations is not reproducible from
+the key alone: the key fixes the numbers of each chunk, the
 clock decides how many chunks run.
 """
 
