@@ -35,7 +35,6 @@ import weakref
 from typing import Any
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 
 from c4jax.devices import round_up
@@ -281,14 +280,9 @@ def _roots_solved(extra) -> jax.Array:
 def _ranks_against_fallible(tree, envs, opts: SearchOptions) -> jax.Array:
     """``bool[B]``: whether each game's output would rank moves against a
     fallible opponent (:func:`c4jax.search.output.ranks_against_fallible`),
-    per game, in a loop of one step (XLA's CPU backend runs it as one
-    kernel, where these few operations on the roots would be one each)."""
+    in one program (per-game, no exchange between the devices)."""
     solver = make_solver(opts.solver)
-
-    def once(state):
-        return jnp.bool_(False), jax.vmap(lambda t, e: ranks_against_fallible(t, e, opts, solver))(tree, envs)
-
-    return jax.lax.while_loop(lambda state: state[0], once, (jnp.bool_(True), jnp.zeros(envs.done.shape, bool)))[1]
+    return jax.vmap(lambda t, e: ranks_against_fallible(t, e, opts, solver))(tree, envs)
 
 
 @functools.cache
