@@ -40,7 +40,7 @@ import numpy as np
 from c4jax.devices import round_up
 from c4jax.env import Env, check_env
 from c4jax.search.output import SearchOutput
-from c4jax.search.search import prepare_search, unbatch_output, warn_non_finite
+from c4jax.search.search import is_traced, prepare_search, unbatch_output, warn_non_finite
 from c4jax.search.stage_programs import compiled_search, first_games
 from c4jax.validation import check_int, check_number, plain
 from c4jax.search import compiled, layout
@@ -164,7 +164,7 @@ def run_mcts_anytime(
     start = clock()  # the budget counts from the call
     if isinstance(start, bool) or not isinstance(plain(start), (int, float)) or not math.isfinite(start):
         raise ValueError(f"clock must give seconds as a finite number (time.perf_counter); got {start!r:.80}")
-    if any(isinstance(x, jax.core.Tracer) for x in jax.tree.leaves((key, env, seconds, tree))):
+    if is_traced((key, env, seconds, tree)):
         raise ValueError("run_mcts_anytime reads a wall clock between compiled searches, on the host: call it "
                          "outside jax.jit and jax.vmap (run_mcts is the search to trace)")
     if isinstance(seconds, (np.ndarray, jax.Array)):

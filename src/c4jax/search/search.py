@@ -125,7 +125,7 @@ def warn_non_finite(out: SearchOutput, opts: SearchOptions) -> SearchOutput:
     """``out``, after one ``RuntimeWarning`` if its search met NaN or infinite
     values or logits of ``opts.value_fn``/``opts.prior_fn`` (only these can
     give them; checked outside a caller's ``jit`` only)."""
-    if (opts.value_fn is not None or opts.prior_fn is not None) and not _is_traced(out.non_finite):
+    if (opts.value_fn is not None or opts.prior_fn is not None) and not is_traced(out.non_finite):
         count = int(np.sum(jax.device_get(out.non_finite)))
         if count:
             warnings.warn(
@@ -135,7 +135,8 @@ def warn_non_finite(out: SearchOutput, opts: SearchOptions) -> SearchOutput:
     return out
 
 
-def _is_traced(args) -> bool:
+def is_traced(args) -> bool:
+    """Whether a leaf of ``args`` is a tracer (inside a ``jax.jit``, ``vmap``...)."""
     return any(isinstance(x, jax.core.Tracer) for x in jax.tree.leaves(args))
 
 
@@ -147,7 +148,7 @@ def search_batch(keys, envs, tree, opts: SearchOptions, num_simulations: int, co
     ``continuing``: the anytime driver's later chunks (the tree's root is
     ``envs`` already, so nothing of tree size is checked or rebuilt, and the
     compiled program takes the tree's buffers as donated)."""
-    if _is_traced((keys, envs, tree)):
+    if is_traced((keys, envs, tree)):
         return traced_search(keys, envs, tree, jnp.int32(num_simulations), opts=opts, continuing=continuing,
                                   gumbel_simulations=gumbel_simulations(opts, num_simulations))
     return compiled_search(keys, envs, tree, opts, num_simulations, continuing)(keys, envs, tree)
