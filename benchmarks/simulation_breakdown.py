@@ -75,7 +75,7 @@ def main() -> None:
             keys, envs, tree, o, _ = prepare_search(jax.random.key(0), env, n, None, dict(opts))
             t0 = time.perf_counter()
             # The programs run_mcts compiles, on one device.
-            fn = compile_stages(keys, envs, tree, o, n, False, None,
+            fn = compile_stages(keys, envs, tree, None, o, n, False, None,
                                  xla_flags.compiler_options(jax.default_backend()))
             args_ = (keys, envs, tree, jnp.int32(n))
             jax.block_until_ready(fn(*args_))

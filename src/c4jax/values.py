@@ -107,6 +107,8 @@ def _check_callable(name: str, fn) -> None:
 def _call_user(name: str, signature: str, fn, *args):
     """Calls a user's ``value_fn``/``prior_fn``; a call that does not fit its
     signature is a ValueError naming it (at trace time)."""
+    if getattr(fn, "_c4jax_params_first", False):  # search.options.WithParams
+        signature = "(params, " + signature[1:]
     try:
         return fn(*args)
     except TypeError as e:

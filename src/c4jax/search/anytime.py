@@ -40,7 +40,7 @@ import numpy as np
 from c4jax.devices import round_up
 from c4jax.env import Env, check_env
 from c4jax.search.output import SearchOutput
-from c4jax.search.search import is_traced, prepare_search, unbatch_output, warn_non_finite
+from c4jax.search.search import check_params, is_traced, prepare_search, unbatch_output, warn_non_finite
 from c4jax.search.stage_programs import compiled_search, first_games
 from c4jax.validation import check_int, check_number, plain
 from c4jax.search import compiled, layout
@@ -112,6 +112,7 @@ def run_mcts_anytime(
     max_simulations: int | None = None,
     clock=time.perf_counter,
     timing: dict | None = None,
+    params: Any = None,
     **options: Any,
 ) -> tuple[SearchOutput, int]:
     """Searches ``env`` (one game or a batch) until ``seconds`` of wall-clock
@@ -137,6 +138,8 @@ def run_mcts_anytime(
         each new executable once before the clock starts: first runs are
         slower; 0.0 when this call found both compiled) and ``"search_s"``
         (seconds of searching, the time the budget counts).
+      params: the weights of ``value_fn``/``prior_fn``, as in
+        :func:`c4jax.run_mcts`.
       **options: :class:`SearchOptions` fields.  ``capacity`` defaults to
         :func:`anytime_capacity` of ``seconds``, ``chunk``, the batch's size
         and the CPU devices it is split over, for a fresh tree (the tree's
@@ -164,7 +167,7 @@ def run_mcts_anytime(
     start = clock()  # the budget counts from the call
     if isinstance(start, bool) or not isinstance(plain(start), (int, float)) or not math.isfinite(start):
         raise ValueError(f"clock must give seconds as a finite number (time.perf_counter); got {start!r:.80}")
-    if is_traced((key, env, seconds, tree)):
+    if is_traced((key, env, seconds, tree, params)):
         raise ValueError("run_mcts_anytime reads a wall clock between compiled searches, on the host: call it "
                          "outside jax.jit and jax.vmap (run_mcts is the search to trace)")
     if isinstance(seconds, (np.ndarray, jax.Array)):
@@ -194,6 +197,7 @@ def run_mcts_anytime(
                                     max_simulations)
         options = {"options": dataclasses.replace(given, capacity=capacity)}
     keys, envs, tree, opts, single = prepare_search(key, env, chunk, tree, options)
+    params = check_params(params, opts)
     if tree is None:
         from c4jax.reuse import empty_tree  # here: c4jax.reuse imports this package
 
@@ -205,8 +209,9 @@ def run_mcts_anytime(
         # Padded once for every chunk (each call would pad and drop the rows again).
         keys, envs, tree = _padded(rows)((keys, envs, tree))
     cached = compiled_count()
-    first = compiled_search(keys, envs, tree, opts, chunk, continuing=False)
-    later = compiled_search(keys, envs, tree, opts, chunk, continuing=True)
+    first = compiled_search(keys, envs, tree, opts, chunk, continuing=False, params=params)
+    later = compiled_search(keys, envs, tree, opts, chunk, continuing=True, params=params)
+    params = first.place_params(params)
     fold = _fold_in()
     fold(keys, 0)
     compile_s = 0.0
@@ -214,7 +219,7 @@ def run_mcts_anytime(
         # Compiling is not thinking, nor is the first run of a new executable
         # (tens of ms, against a few for the next ones): run both once on a
         # throw-away tree (`later` donates its input), then start the clock.
-        warm = later(fold(keys, 1), envs, first(fold(keys, 0), envs, tree).search_tree)
+        warm = later(fold(keys, 1), envs, first(fold(keys, 0), envs, tree, params).search_tree, params)
         # And the small programs of the chunks and of the return (each compiles once per shape).
         _, placed_envs, placed_tree = later.place(keys, envs, warm.search_tree)
         jax.device_get((_roots_solved(warm.search_tree.extra_data), warm.non_finite + warm.non_finite,
@@ -241,8 +246,8 @@ def run_mcts_anytime(
         search = later if done else first
         chunk_keys, envs, tree = search.place(fold(keys, done), envs, tree)
         if done <= 1 or noisy:
-            roots = search.staged.roots(chunk_keys, envs)
-        tree, chunk_non_finite = search.staged.simulations(chunk_keys, envs, roots, tree, search.count)
+            roots = search.staged.roots(chunk_keys, envs, params)
+        tree, chunk_non_finite = search.staged.simulations(chunk_keys, envs, roots, tree, search.count, params)
         non_finite = chunk_non_finite if non_finite is None else non_finite + chunk_non_finite
         solved = jax.device_get(_roots_solved(tree.extra_data))
         if check:

@@ -143,10 +143,33 @@ class SearchOptions:
             )
         return dataclasses.replace(self, qtransform=qt)
 
+    def with_params(self, params) -> "SearchOptions":
+        """``self`` with ``params`` bound as the first argument of
+        ``value_fn`` and ``prior_fn`` (inside a traced stage: ``params`` may
+        be tracers); ``self`` for ``params=None``."""
+        if params is None:
+            return self
+        return dataclasses.replace(
+            self, value_fn=None if self.value_fn is None else WithParams(self.value_fn, params),
+            prior_fn=None if self.prior_fn is None else WithParams(self.prior_fn, params))
+
     def lanes_for(self, num_games: int) -> int:
         """The lanes a search of ``num_games`` games runs: ``lanes``, or
         :data:`DEFAULT_LANES` for ``None`` (at any ``num_games``)."""
         return DEFAULT_LANES if self.lanes is None else self.lanes
+
+
+class WithParams:
+    """A user's ``value_fn``/``prior_fn`` with ``params`` bound first:
+    ``WithParams(f, p)(*args) == f(p, *args)``."""
+
+    _c4jax_params_first = True
+
+    def __init__(self, fn: Callable, params: Any):
+        self.fn, self.params = fn, params
+
+    def __call__(self, *args):
+        return self.fn(self.params, *args)
 
 
 MAX_NODES = 2**31 - 1  # mctx's node indices are int32

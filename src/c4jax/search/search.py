@@ -58,7 +58,8 @@ from c4jax.keys import as_key, keys_for_games
 from c4jax.search.options import SearchOptions, options_from_kwargs
 from c4jax.search.output import SearchOutput
 from c4jax.search.stage_programs import compiled_search
-from c4jax.search.stages import gumbel_simulations, traced_search
+from c4jax.search.stages import gumbel_simulations
+from c4jax.search.traced import non_finite_message, traced_batch_search
 from c4jax.search.tree import TreeExtraData
 from c4jax.validation import check_int
 
@@ -84,6 +85,7 @@ def run_mcts(
     num_simulations: int,
     *,
     tree: mctx.Tree | None = None,
+    params: Any = None,
     **options: Any,
 ) -> SearchOutput:
     """Searches one game or a batch of games with MCTS and proposes a move.
@@ -99,26 +101,63 @@ def run_mcts(
       tree: the tree of an earlier search cut with :func:`c4jax.get_subtree`
         after the move played (subtree reuse); its root must be ``env``; a row
         whose tree is empty or holds another position starts fresh.
+      params: the weights of ``value_fn``/``prior_fn`` (a pytree of arrays),
+        passed as their first argument: ``value_fn(params, key, env) ->
+        float32[]``, ``prior_fn(params, env) -> float32[A]`` (mctx's
+        convention); ``None``: they take none (``value_fn(key, env)``).
+        An argument of the compiled search: new weights of the same shapes
+        and dtypes compile nothing.
       **options: the fields of :class:`SearchOptions`, or
         ``options=SearchOptions(...)`` (other keywords replace its fields).
     Returns:
       :class:`SearchOutput`.
     Raises:
       ValueError: an unknown option or a bad value (naming the allowed
-        values), a bad ``num_simulations``, ``env``, key or ``tree`` shape, or
-        Gumbel search with a reused tree.
+        values), a bad ``num_simulations``, ``env``, key or ``tree`` shape,
+        ``params`` without ``value_fn`` or ``prior_fn`` or with a leaf that
+        is not an array, or Gumbel search with a reused tree.
 
     Compiled once per (shapes, options) and kept (:func:`c4jax.compiled_stats`);
     the number of simulations is an argument of the program (except with
     Gumbel) and a fresh tree holds ``simulation_bucket(num_simulations)``
-    nodes, so every budget of a bucket runs one executable.  It can be called
-    inside ``jax.jit``.  References: Browne et al. 2012 (MCTS), Winands et al.
+    nodes, so every budget of a bucket runs one executable.  Inside a
+    caller's ``jax.jit`` or ``jax.vmap`` it is traced into the caller's
+    program as a direct call runs (:mod:`c4jax.search.traced`: a CPU batch
+    split over the CPU devices, a ``vmap`` of it the batched search, a
+    non-finite evaluation warned of).  References: Browne et al. 2012 (MCTS), Winands et al.
     2008 and Cazenave & Saffidine 2011 (the solver), Kocsis & Szepesvari 2006
     (UCT), Silver et al. 2017 (PUCT), Danihelka et al. 2022 (Gumbel).
     """
     keys, envs, tree, opts, single = prepare_search(key, env, num_simulations, tree, options)
-    out = search_batch(keys, envs, tree, opts, num_simulations)
+    params = check_params(params, opts)
+    out = search_batch(keys, envs, tree, opts, num_simulations, params=params)
     return unbatch_output(warn_non_finite(out, opts), single)
+
+
+def check_params(params, opts: SearchOptions):
+    """``params`` with every leaf an array (NumPy and Python numbers as JAX
+    arrays), checked against ``opts``.
+
+    Raises:
+      ValueError: ``params`` given without ``value_fn`` or ``prior_fn``, or a
+        leaf that is not a number or an array of numbers.
+    """
+    if params is None:
+        return None
+    if opts.value_fn is None and opts.prior_fn is None:
+        raise ValueError("params are the first argument of value_fn(params, key, env) and prior_fn(params, env); "
+                         "give value_fn or prior_fn, or leave params out")
+
+    def leaf(x):
+        if isinstance(x, jax.Array):
+            return x
+        if isinstance(x, (bool, int, float, np.ndarray, np.number, np.bool_)):
+            x = np.asarray(x)
+            if x.dtype.kind in "biuf":
+                return jnp.asarray(x)
+        raise ValueError(f"params must be a pytree of arrays (weights); got a leaf of type {type(x).__name__}")
+
+    return jax.tree.map(leaf, params)
 
 
 def warn_non_finite(out: SearchOutput, opts: SearchOptions) -> SearchOutput:
@@ -128,10 +167,7 @@ def warn_non_finite(out: SearchOutput, opts: SearchOptions) -> SearchOutput:
     if (opts.value_fn is not None or opts.prior_fn is not None) and not is_traced(out.non_finite):
         count = int(np.sum(jax.device_get(out.non_finite)))
         if count:
-            warnings.warn(
-                f"{count} evaluations of your value_fn/prior_fn gave NaN or infinity; the search counted a NaN "
-                "value as 0 (a draw), clipped infinite values to [-1, 1], a NaN logit as 0 and infinite ones as "
-                "+-1e30 (SearchOutput.non_finite counts them per game)", RuntimeWarning, stacklevel=3)
+            warnings.warn(non_finite_message(count), RuntimeWarning, stacklevel=3)
     return out
 
 
@@ -140,7 +176,8 @@ def is_traced(args) -> bool:
     return any(isinstance(x, jax.core.Tracer) for x in jax.tree.leaves(args))
 
 
-def search_batch(keys, envs, tree, opts: SearchOptions, num_simulations: int, continuing: bool = False):
+def search_batch(keys, envs, tree, opts: SearchOptions, num_simulations: int, continuing: bool = False,
+                 params=None):
     """The batched search after :func:`prepare_search`.  Called with arrays,
     it runs an executable from :mod:`c4jax.search.compiled` (compiled once
     per shapes, options and, for Gumbel only, simulation count); inside a
@@ -148,10 +185,10 @@ def search_batch(keys, envs, tree, opts: SearchOptions, num_simulations: int, co
     ``continuing``: the anytime driver's later chunks (the tree's root is
     ``envs`` already, so nothing of tree size is checked or rebuilt, and the
     compiled program takes the tree's buffers as donated)."""
-    if is_traced((keys, envs, tree)):
-        return traced_search(keys, envs, tree, jnp.int32(num_simulations), opts=opts, continuing=continuing,
-                                  gumbel_simulations=gumbel_simulations(opts, num_simulations))
-    return compiled_search(keys, envs, tree, opts, num_simulations, continuing)(keys, envs, tree)
+    if is_traced((keys, envs, tree, params)):
+        return traced_batch_search(keys, envs, tree, params, opts, num_simulations,
+                                   gumbel_simulations(opts, num_simulations), continuing)
+    return compiled_search(keys, envs, tree, opts, num_simulations, continuing, params)(keys, envs, tree, params)
 
 
 def prepare_search(key, env, num_simulations: int, tree, options: dict):

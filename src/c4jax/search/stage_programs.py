@@ -41,8 +41,10 @@ class _Stages(NamedTuple):
     output: Any
 
 
-# Each stage's arguments: sharded by game (GAMES) or whole on every device.
-_SPECS = _Stages((GAMES, GAMES), (GAMES, GAMES, GAMES, GAMES, PartitionSpec()), (GAMES, GAMES, GAMES, GAMES))
+# Each stage's arguments: sharded by game (GAMES) or whole on every device
+# (the simulation count, the weights ``params``).
+_SPECS = _Stages((GAMES, GAMES, PartitionSpec()), (GAMES, GAMES, GAMES, GAMES, PartitionSpec(), PartitionSpec()),
+                 (GAMES, GAMES, GAMES, GAMES))
 
 
 def _stage_fns(opts: SearchOptions, num_simulations: int, reused: bool) -> _Stages:
@@ -98,14 +100,15 @@ def _stage_program(fn: Callable, args: tuple, specs: tuple, donate: tuple, mesh,
 
 
 def lower_stages(keys, envs, tree, opts: SearchOptions, num_simulations: int, continuing: bool = False,
-                 mesh=None) -> _Stages:
+                 mesh=None, params=None) -> _Stages:
     """The three programs of :func:`c4jax.search.search.search_batch` lowered
     (``jax.stages.Lowered``): what is compiled and cached (and what the tests
     inspect).  ``mesh``: split the games over its devices
     (:func:`c4jax.search.layout.cpu_mesh`)."""
     fns, donated = _stage_fns(opts, num_simulations, continuing and tree is not None), _donated(continuing)
-    roots = _stage_program(fns.roots, (keys, envs), _SPECS.roots, donated.roots, mesh, None)
-    simulations = _stage_program(fns.simulations, (keys, envs, roots.out_shapes, tree, np.int32(num_simulations)),
+    roots = _stage_program(fns.roots, (keys, envs, params), _SPECS.roots, donated.roots, mesh, None)
+    simulations = _stage_program(fns.simulations,
+                                 (keys, envs, roots.out_shapes, tree, np.int32(num_simulations), params),
                                  _SPECS.simulations, donated.simulations, mesh, None)
     searched, non_finite = simulations.out_shapes
     output = _stage_program(fns.output, (keys, searched, envs, non_finite),
@@ -141,9 +144,9 @@ def first_games(games: int) -> Callable:
     return jax.jit(lambda out: jax.tree.map(lambda x: x[:games], out))
 
 
-def compile_stages(keys, envs, tree, opts: SearchOptions, num_simulations: int, continuing: bool, mesh,
-                    options: dict, meanwhile: Callable[[], object] | None = None,
-                    kept: tuple | None = None) -> "StagedSearch":
+def compile_stages(keys, envs, tree, params, opts: SearchOptions, num_simulations: int, continuing: bool, mesh,
+                   options: dict, meanwhile: Callable[[], object] | None = None,
+                   kept: tuple | None = None) -> "StagedSearch":
     """:class:`StagedSearch`: the programs of
     :func:`lower_stages` compiled, the simulation stage with XLA's
     ``options``, the other two with
@@ -161,7 +164,7 @@ def compile_stages(keys, envs, tree, opts: SearchOptions, num_simulations: int, 
 
     count = np.int32(num_simulations)
     predicted = root_shapes(keys, envs, opts)
-    simulations = program("simulations", (keys, envs, predicted, tree, count))
+    simulations = program("simulations", (keys, envs, predicted, tree, count, params))
     searched, non_finite = simulations.out_shapes
     # Only XLA's compilation runs on the thread: tracing and lowering stay on
     # the caller's, under its JAX settings.  An error (or an interrupt) here
@@ -171,7 +174,7 @@ def compile_stages(keys, envs, tree, opts: SearchOptions, num_simulations: int, 
         pending = pool.submit(simulations.lowered.compile, compiler_options=options)
         output = program("output", (keys, searched, envs, non_finite))
         output_fn = output.wrap(output.lowered.compile(compiler_options=light))
-        roots = program("roots", (keys, envs))
+        roots = program("roots", (keys, envs, params))
         roots_fn = roots.wrap(roots.lowered.compile(compiler_options=light))
         if meanwhile is not None:
             meanwhile()
@@ -179,7 +182,7 @@ def compile_stages(keys, envs, tree, opts: SearchOptions, num_simulations: int, 
     finally:
         pool.shutdown(wait=False)
     if avals(roots.out_shapes) != avals(predicted):  # never expected (tested): compiled again for the real shapes
-        again = program("simulations", (keys, envs, roots.out_shapes, tree, count))
+        again = program("simulations", (keys, envs, roots.out_shapes, tree, count, params))
         simulations_fn = again.wrap(again.lowered.compile(compiler_options=options))
 
     return StagedSearch(roots_fn, simulations_fn, output_fn)
@@ -187,32 +190,34 @@ def compile_stages(keys, envs, tree, opts: SearchOptions, num_simulations: int, 
 
 class StagedSearch(NamedTuple):
     """A search's three compiled programs; calling it runs them in turn:
-    ``(keys, envs, tree, count) -> SearchOutput``."""
+    ``(keys, envs, tree, count, params) -> SearchOutput``."""
 
-    roots: Callable  # (keys, envs) -> RootEvaluation
-    simulations: Callable  # (keys, envs, roots, tree, count) -> (tree, non_finite)
+    roots: Callable  # (keys, envs, params) -> RootEvaluation
+    simulations: Callable  # (keys, envs, roots, tree, count, params) -> (tree, non_finite)
     output: Callable  # (keys, tree, envs, non_finite) -> SearchOutput
 
-    def __call__(self, keys, envs, tree, count):
-        searched, non_finite = self.simulations(keys, envs, self.roots(keys, envs), tree, count)
+    def __call__(self, keys, envs, tree, count, params=None):
+        searched, non_finite = self.simulations(keys, envs, self.roots(keys, envs, params), tree, count, params)
         return self.output(keys, searched, envs, non_finite)
 
 
 class CompiledSearch(NamedTuple):
     """:func:`compiled_search`'s result; calling it runs the search:
-    ``(keys, envs, tree) -> SearchOutput``.  ``place(keys, envs, tree)``
-    pads and places the arguments as ``staged`` takes them (on a mesh: the
-    batch padded to ``rows`` and split over the devices; else unchanged);
-    ``staged`` runs them with ``count`` simulations."""
+    ``(keys, envs, tree, params) -> SearchOutput``.  ``place(keys, envs,
+    tree)`` pads and places the arguments as ``staged`` takes them (on a
+    mesh: the batch padded to ``rows`` and split over the devices; else
+    unchanged), ``place_params(params)`` the weights (whole on every
+    device); ``staged`` runs them with ``count`` simulations."""
 
     staged: StagedSearch
     count: np.int32
     place: Callable
     games: int
     rows: int
+    place_params: Callable
 
-    def __call__(self, keys, envs, tree):
-        out = self.staged(*self.place(keys, envs, tree), self.count)
+    def __call__(self, keys, envs, tree, params=None):
+        out = self.staged(*self.place(keys, envs, tree), self.count, self.place_params(params))
         return out if self.rows == self.games else first_games(self.games)(out)
 
 
@@ -220,11 +225,18 @@ def _unplaced(*args):
     return args
 
 
+def _unplaced_params(params):
+    return params
+
+
 def compiled_search(keys, envs, tree, opts: SearchOptions, num_simulations: int,
-                    continuing: bool = False) -> CompiledSearch:
+                    continuing: bool = False, params=None) -> CompiledSearch:
     """The compiled search of these shapes and options running
     ``num_simulations`` (:class:`CompiledSearch`), from the process's set of
-    compiled searches (:mod:`c4jax.search.compiled`; compiled on a miss)."""
+    compiled searches (:mod:`c4jax.search.compiled`; compiled on a miss).
+    ``params``: the weights of ``opts.value_fn``/``prior_fn``, an argument
+    of the programs (new weights of the same shapes and dtypes run the same
+    programs)."""
     args = (keys, envs, tree)
     games = keys.shape[0]
     mesh = layout.cpu_mesh(games, args)
@@ -237,11 +249,17 @@ def compiled_search(keys, envs, tree, opts: SearchOptions, num_simulations: int,
         games_sharding = NamedSharding(mesh, GAMES)
         args = jax.tree.map(
             lambda x: jax.ShapeDtypeStruct((rows,) + x.shape[1:], x.dtype, sharding=games_sharding), args)
+        whole = NamedSharding(mesh, PartitionSpec())
+        params = jax.tree.map(lambda x: jax.ShapeDtypeStruct(np.shape(x), jnp.result_type(x), sharding=whole),
+                              params)
     signature = (
         continuing,
         jax.tree.structure(args),
         tuple((x.shape, x.dtype, None if mesh is not None else getattr(x, "sharding", None))
               for x in jax.tree.leaves(args)),
+        jax.tree.structure(params),
+        tuple((np.shape(x), jnp.result_type(x), None if mesh is not None else getattr(x, "sharding", None))
+              for x in jax.tree.leaves(params)),
         opts,
         gumbel_simulations(opts, num_simulations),
         None if mesh is None else tuple(d.id for d in mesh.devices.flat),
@@ -256,18 +274,21 @@ def compiled_search(keys, envs, tree, opts: SearchOptions, num_simulations: int,
         kept = (repr(envs.game), game_source, repr(opts), gumbel_simulations(opts, num_simulations), continuing,
                 layout.BLOCK)
         staged = compiled.compiled(signature + ("exported",), lambda: compile_stages(
-            *args, opts, num_simulations, continuing, None, options, kept=kept))
-        return CompiledSearch(staged, count, _unplaced, games, rows)
+            *args, params, opts, num_simulations, continuing, None, options, kept=kept))
+        return CompiledSearch(staged, count, _unplaced, games, rows, _unplaced_params)
     if mesh is None:
-        staged = compiled.compiled(signature, lambda: compile_stages(*args, opts, num_simulations, continuing, mesh,
-                                                                      options))
-        return CompiledSearch(staged, count, _unplaced, games, rows)
+        staged = compiled.compiled(signature, lambda: compile_stages(*args, params, opts, num_simulations, continuing,
+                                                                      mesh, options))
+        return CompiledSearch(staged, count, _unplaced, games, rows, _unplaced_params)
 
     def place(keys, envs, tree):
         return jax.device_put(layout.pad_rows((keys, envs, tree), rows), games_sharding)
 
+    def place_params(params):
+        return jax.device_put(params, whole)
+
     # Placing the games compiles small programs of its own: done while the
     # simulations compile.
-    staged = compiled.compiled(signature, lambda: compile_stages(*args, opts, num_simulations, continuing, mesh,
-                                                                  options, lambda: place(keys, envs, tree)))
-    return CompiledSearch(staged, count, place, games, rows)
+    staged = compiled.compiled(signature, lambda: compile_stages(*args, params, opts, num_simulations, continuing,
+                                                                  mesh, options, lambda: place(keys, envs, tree)))
+    return CompiledSearch(staged, count, place, games, rows, place_params)

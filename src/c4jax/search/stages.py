@@ -59,17 +59,19 @@ def _per_game(fn: Callable, games: int, inout: tuple[int, int] | None = None) ->
     return layout.in_blocks(block, games, jax.default_backend(), inout)
 
 
-def root_stage(keys, envs, *, opts: SearchOptions, reused: bool) -> RootEvaluation:
+def root_stage(keys, envs, params=None, *, opts: SearchOptions, reused: bool) -> RootEvaluation:
     keys = search_keys(keys)  # the same numbers, drawn by fused kernels
+    opts = opts.with_params(params)
     return _per_game(functools.partial(_evaluate_root, opts=opts, continuing=reused), keys.shape[0])(keys, envs)
 
 
-def simulation_stage(keys, envs, roots: RootEvaluation, tree, num_simulations, *, opts: SearchOptions,
-                      reused: bool, gumbel_simulations: int | None):
+def simulation_stage(keys, envs, roots: RootEvaluation, tree, num_simulations, params=None, *,
+                     opts: SearchOptions, reused: bool, gumbel_simulations: int | None):
     # num_simulations: int32[] (traced); Gumbel's count is static instead.
     if gumbel_simulations is not None:
         num_simulations = gumbel_simulations
     keys = search_keys(keys)
+    opts = opts.with_params(params)
     simulate = _per_game(functools.partial(_simulate, opts=opts, num_simulations=num_simulations, continuing=reused),
                          keys.shape[0], None if tree is None else (3, 0))
     return simulate(keys, envs, roots) if tree is None else simulate(keys, envs, roots, tree)
@@ -81,12 +83,13 @@ def output_stage(keys, tree, envs, non_finite, *, opts: SearchOptions) -> Search
     return out.replace(search_tree=tree)
 
 
-def traced_search(keys, envs, tree, num_simulations, opts: SearchOptions, gumbel_simulations, continuing: bool):
+def traced_search(keys, envs, tree, num_simulations, params=None, *, opts: SearchOptions, gumbel_simulations,
+                  continuing: bool):
     """The three stages as one traced function (inside a caller's jit)."""
     reused = continuing and tree is not None
-    roots = root_stage(keys, envs, opts=opts, reused=reused)
-    tree, non_finite = simulation_stage(keys, envs, roots, tree, num_simulations, opts=opts, reused=reused,
-                                         gumbel_simulations=gumbel_simulations)
+    roots = root_stage(keys, envs, params, opts=opts, reused=reused)
+    tree, non_finite = simulation_stage(keys, envs, roots, tree, num_simulations, params, opts=opts, reused=reused,
+                                        gumbel_simulations=gumbel_simulations)
     return output_stage(keys, tree, envs, non_finite, opts=opts)
 
 
