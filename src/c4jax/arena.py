@@ -122,15 +122,15 @@ def _program(player: Player) -> tuple:
 
 def _make_play_fns(player_a: Player, player_b: Player, half: int, max_plies: int):
     """``(start, plies)`` on one device's block of games, ``2 * half`` rows
-    (A moving first in the first ``half``): ``start(keys, envs)`` is the
-    loop's first state, ``plies(state)`` plays up to ``_PLIES_PER_CALL``
+    (A moving first in the first ``half``): ``start(keys, envs, params)`` is
+    the loop's first state, ``plies(state, params)`` plays up to ``_PLIES_PER_CALL``
     plies of every game (fewer once all are over) and returns ``(state,
     (ply, finished, over))``, each ``[1]``.  The host calls ``plies`` until
     the games end and reports progress between calls: no host callback
     inside a compiled loop, so JAX's persistent compilation cache can store
     both programs."""
 
-    def start(keys, envs):
+    def start(keys, envs, params):
         moves = jnp.full((keys.shape[0], max_plies), -1, jnp.int32)
         return keys, envs, player_a.init(envs), player_b.init(envs), moves, jnp.zeros((1,), jnp.int32)
 
@@ -140,7 +140,7 @@ def _make_play_fns(player_a: Player, player_b: Player, half: int, max_plies: int
     def second(x):
         return x[half:]
 
-    def one_ply(c):
+    def one_ply(c, params):
         keys, envs, state_a, state_b, moves, ply = c
         ply = ply[0]
         game = envs.game
@@ -163,8 +163,8 @@ def _make_play_fns(player_a: Player, player_b: Player, half: int, max_plies: int
 
             return jax.tree.map(m, tree_full, tree_part)
 
-        act_a, part_a = player_a.act(pick(ply_keys, True), part(envs, True), part(state_a, True))
-        act_b, part_b = player_b.act(pick(ply_keys, False), part(envs, False), part(state_b, False))
+        act_a, part_a = player_a.act(pick(ply_keys, True), part(envs, True), part(state_a, True), *params[0])
+        act_b, part_b = player_b.act(pick(ply_keys, False), part(envs, False), part(state_b, False), *params[1])
         state_a = merge(state_a, part_a, True)
         state_b = merge(state_b, part_b, False)
         actions = jnp.where(
@@ -177,7 +177,7 @@ def _make_play_fns(player_a: Player, player_b: Player, half: int, max_plies: int
         state_b = player_b.observe(state_b, actions)
         return keys, envs, state_a, state_b, moves, (ply + 1)[None]
 
-    def plies(c):
+    def plies(c, params):
         stop = jnp.minimum(c[5][0] + _PLIES_PER_CALL, max_plies)
 
         def cond(c):
@@ -185,7 +185,7 @@ def _make_play_fns(player_a: Player, player_b: Player, half: int, max_plies: int
 
         # Each device loops over its own games: one whose games are all over
         # stops (no communication between devices).
-        c = jax.lax.while_loop(cond, one_ply, c)
+        c = jax.lax.while_loop(cond, lambda c: one_ply(c, params), c)
         envs, ply = c[1], c[5][0]
         over = (ply >= max_plies) | jnp.all(envs.done)
         return c, (ply[None], jnp.sum(envs.done)[None], over[None])
@@ -253,6 +253,8 @@ def play_games(
     if bool(env.done):
         raise ValueError("the starting position is a finished game")
     first_mover = int(env.to_move)  # 0: X moves first from env, 1: O does
+    # The players' weights: arguments of the compiled loop, not constants in it.
+    params = (player_a.weights(), player_b.weights())
     game_name, game_params = registry.spec(env.game)  # ValueError before any game is played
     mesh = game_mesh(devices)
     order_a = [g for g in range(num) if a_first[g]]
@@ -275,12 +277,12 @@ def play_games(
         # the same program.
         ("arena", *_program(player_a), *_program(player_b), env.game, str(jax.random.key_impl(keys))),
         lambda: _make_play_fns(player_a, player_b, local, env.game.max_plies),
-        mesh, all_keys, envs,
+        mesh, all_keys, envs, params,
     )
     t0 = time.perf_counter()
-    state = start_c(all_keys, envs)
+    state = start_c(all_keys, envs, params)
     while True:
-        state, (ply, finished, over) = plies_c(state)
+        state, (ply, finished, over) = plies_c(state, params)
         if on_progress is not None:
             on_progress(int(np.max(ply)), int(np.sum(finished)))
         if bool(np.all(over)):

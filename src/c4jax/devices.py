@@ -29,21 +29,31 @@ from c4jax.validation import check_int
 from c4jax.xla_flags import compiler_options
 
 __all__ = [
-    "GAMES_AXIS", "game_mesh", "over_games", "compile_game_loop", "round_up", "padded_games", "initialize_distributed",
+    "GAMES_AXIS", "search_platform", "game_mesh", "over_games", "compile_game_loop", "round_up", "padded_games", "initialize_distributed",
     "process_share",
 ]
 
 GAMES_AXIS = "games"
 
 
+def search_platform() -> str:
+    """The platform c4jax's programs being compiled or traced run on: that
+    of ``jax.default_device`` where set (the caller's choice, the CLI's
+    ``--device``), else JAX's default backend."""
+    device = jax.config.jax_default_device
+    if device is None:
+        return jax.default_backend()
+    return device if isinstance(device, str) else device.platform
+
+
 def game_mesh(devices: int | None = None) -> Mesh:
     """A one-axis mesh (``"games"``) over this process's first ``devices``
-    local devices (default: all of them).
+    local devices of :func:`search_platform` (default: all of them).
 
     Raises:
       ValueError: ``devices`` is not an int in ``1..len(jax.local_devices())``.
     """
-    local = jax.local_devices()
+    local = jax.local_devices(backend=search_platform())
     if devices is None:
         devices = len(local)
     s = "s" if len(local) > 1 else ""
@@ -96,7 +106,8 @@ def over_games(fn: Callable, mesh: Mesh, in_specs, out_specs) -> Callable:
 GAMES = PartitionSpec(GAMES_AXIS)
 
 
-def compile_game_loop(signature: tuple, make: Callable, mesh: Mesh, keys, envs) -> tuple[Callable, Callable, float]:
+def compile_game_loop(signature: tuple, make: Callable, mesh: Mesh, keys, envs,
+                      params=None) -> tuple[Callable, Callable, float]:
     """A loop over a batch of games sharded over ``mesh``, compiled ahead of
     time once per ``signature`` and kept among c4jax's compiled programs
     (:mod:`c4jax.search.compiled`: at most ``C4JAX_MAX_COMPILED``, least
@@ -106,17 +117,21 @@ def compile_game_loop(signature: tuple, make: Callable, mesh: Mesh, keys, envs) 
       signature: a hashable key of everything the loop's program depends on
         besides the shapes of ``keys`` and ``envs`` and the mesh's devices
         (players, settings, the game).
-      make: ``() -> (start, step)``, called on a miss: ``start(keys, envs)
-        -> state`` and ``step(state) -> (state, stats)``, both on one
-        device's block, every leaf with a leading axis of games (per-device
-        counters as ``[1]``).
+      make: ``() -> (start, step)``, called on a miss: ``start(keys, envs,
+        params) -> state`` and ``step(state, params) -> (state, stats)``,
+        both on one device's block, every leaf of ``state`` and ``stats``
+        with a leading axis of games (per-device counters as ``[1]``).
       mesh: :func:`game_mesh`'s.
       keys: ``[R]`` PRNG keys; envs: an :class:`~c4jax.env.Env` batched ``[R]``,
         ``R`` a multiple of the mesh's size.
+      params: a pytree of arrays every device gets whole (the players'
+        weights), an argument of both programs: new values of the same
+        shapes and dtypes compile nothing.
 
     Returns:
-      ``(start, step, compile_seconds)``, 0 seconds when it was kept.  The
-      state stays on its devices between calls (``step`` donates it).
+      ``(start, step, compile_seconds)``, 0 seconds when it was kept:
+      ``start(keys, envs, params)``, ``step(state, params)``.  The state
+      stays on its devices between calls (``step`` donates it).
 
     Raises:
       ValueError: ``R`` is not a multiple of the mesh's devices.
@@ -133,26 +148,36 @@ def compile_game_loop(signature: tuple, make: Callable, mesh: Mesh, keys, envs) 
     def build():
         nonlocal seconds
         start, step = make()
-        sharded = NamedSharding(mesh, GAMES)
-        options = compiler_options(jax.default_backend())
+        sharded, whole = NamedSharding(mesh, GAMES), NamedSharding(mesh, PartitionSpec())
+        options = compiler_options(search_platform())
         t0 = time.perf_counter()
-        start_c = (jax.jit(over_games(start, mesh, GAMES, GAMES), out_shardings=sharded).lower(keys, envs)
-                   .compile(compiler_options=options))
+        start_c = (jax.jit(over_games(start, mesh, (GAMES, GAMES, PartitionSpec()), GAMES),
+                           in_shardings=(sharded, sharded, whole), out_shardings=sharded)
+                   .lower(keys, envs, params).compile(compiler_options=options))
         step_c = (
-            jax.jit(over_games(step, mesh, GAMES, (GAMES, GAMES)), donate_argnums=0, out_shardings=(sharded, sharded))
-            .lower(start_c.out_info)
+            jax.jit(over_games(step, mesh, (GAMES, PartitionSpec()), (GAMES, GAMES)), donate_argnums=0,
+                    in_shardings=(sharded, whole), out_shardings=(sharded, sharded))
+            .lower(start_c.out_info, params)
             .compile(compiler_options=options)
         )
         seconds = time.perf_counter() - t0
         return start_c, step_c
 
-    shapes = jax.tree.map(lambda x: (x.shape, str(x.dtype)), (keys, envs))
+    shapes = jax.tree.map(lambda x: (np.shape(x), str(jax.numpy.result_type(x))), (keys, envs, params))
     start_c, step_c = compiled.compiled(
-        ("game loop", signature, str(jax.tree.structure((keys, envs))), tuple(jax.tree.leaves(shapes)),
-         tuple(d.id for d in mesh.devices.flat)),
+        ("game loop", signature, str(jax.tree.structure((keys, envs, params))), tuple(jax.tree.leaves(shapes)),
+         tuple((d.platform, d.id) for d in mesh.devices.flat)),
         build,
     )
-    return start_c, step_c, seconds
+    whole = NamedSharding(mesh, PartitionSpec())
+
+    def start(keys, envs, params=None):
+        return start_c(keys, envs, jax.device_put(params, whole))
+
+    def step(state, params=None):
+        return step_c(state, jax.device_put(params, whole))
+
+    return start, step, seconds
 
 
 def _env_int(name: str) -> int | None:

@@ -33,6 +33,7 @@ from c4jax.env import Env
 from c4jax.rollout import pick_uniform, win_else_block_moves
 from c4jax.reuse import empty_tree, get_subtree
 from c4jax.search import run_mcts
+from c4jax.search.search import check_params
 from c4jax.validation import check_choice, check_int
 from c4jax.values import ROLLOUT_POLICIES, leaf_value
 from c4jax.search.options import options_from_kwargs
@@ -74,6 +75,12 @@ class Player:
       counts, Q-values, the tree), for tools that show it (the terminal
       game's ``--show-search`` and hints) or record it (self-play);
       ``None`` otherwise.
+    params: the weights of a player's network (a pytree of arrays), or
+      ``None``.  A player with weights gets them as the last argument of
+      ``act`` and ``search`` (``act(keys, envs, state, params)``); the
+      arena and self-play pass them as an argument of their compiled game
+      loops, so players that differ only in weights share one program.  Not
+      part of the player's equality.
     """
 
     name: str
@@ -82,6 +89,12 @@ class Player:
     observe: Callable = _keep_state
     simulations: int = 0
     search: Callable | None = None
+    params: Any = dataclasses.field(default=None, compare=False, hash=False)
+
+    def weights(self) -> tuple:
+        """``(params,)`` for a player with weights, else ``()``: the
+        arguments after ``state`` of :attr:`act` and :attr:`search`."""
+        return () if self.params is None else (self.params,)
 
     @staticmethod
     def from_policy(name: str, policy: Callable, simulations: int = 0) -> "Player":
@@ -176,6 +189,7 @@ def mcts_player(
     reuse: bool = True,
     capacity: int | None = None,
     name: str | None = None,
+    params: Any = None,
     **options: Any,
 ) -> Player:
     """MCTS with :func:`c4jax.run_mcts` and any of its options.
@@ -187,8 +201,11 @@ def mcts_player(
     ``2 * num_simulations + 2``, so the kept subtree has room to grow (see
     :mod:`c4jax.search.search` for what happens when it is full).
     Equal arguments give the same :class:`Player` object (an equal one
-    with ``name``), so the arena compiles its game loop once for them.
-    Raises ``ValueError`` for bad options (checked here, at construction).
+    with ``name`` or ``params``), so the arena compiles its game loop once
+    for them.  ``params``: the weights of ``value_fn``/``prior_fn``
+    (:func:`c4jax.run_mcts`), kept in :attr:`Player.params`.
+    Raises ``ValueError`` for bad options or ``params`` (checked here, at
+    construction).
     """
     # Validate now, not at the first move (options= or keywords).
     num_simulations = check_int("num_simulations", num_simulations, 1)
@@ -196,21 +213,25 @@ def mcts_player(
     given = options_from_kwargs(dict(options, **({} if capacity is None else {"capacity": capacity})))
     if reuse and given.selection == "gumbel":
         raise ValueError("selection='gumbel' cannot reuse trees; pass reuse=False")
-    args = (int(num_simulations), bool(reuse), given.capacity, dataclasses.replace(given, capacity=None))
+    params = check_params(params, given)
+    args = (int(num_simulations), bool(reuse), given.capacity, dataclasses.replace(given, capacity=None),
+            params is not None)
     try:
         player = _mcts_player(*args)
     except TypeError:  # an option that cannot be hashed: a player of its own
         player = _mcts_player.__wrapped__(*args)
-    return dataclasses.replace(player, name=name) if name else player
+    if name:
+        player = dataclasses.replace(player, name=name)
+    return player if params is None else dataclasses.replace(player, params=params)
 
 
 @_same_player
-def _mcts_player(num_simulations: int, reuse: bool, capacity: int | None, given) -> Player:
+def _mcts_player(num_simulations: int, reuse: bool, capacity: int | None, given, weighted: bool) -> Player:
     options = {"options": given}
     label = f"mcts:{num_simulations}"
     if not reuse:
-        def search(keys, envs, state):
-            return run_mcts(keys, envs, num_simulations, capacity=capacity, **options), state
+        def search(keys, envs, state, params=None):
+            return run_mcts(keys, envs, num_simulations, capacity=capacity, params=params, **options), state
 
         return Player(name=label, act=_act_of(search), simulations=num_simulations, search=search)
 
@@ -219,8 +240,8 @@ def _mcts_player(num_simulations: int, reuse: bool, capacity: int | None, given)
     def init(envs):
         return empty_tree(envs, cap)
 
-    def search(keys, envs, tree):
-        out = run_mcts(keys, envs, num_simulations, tree=tree, **options)
+    def search(keys, envs, tree, params=None):
+        out = run_mcts(keys, envs, num_simulations, tree=tree, params=params, **options)
         return out, out.search_tree
 
     def observe(tree, actions):
@@ -235,8 +256,8 @@ def _mcts_player(num_simulations: int, reuse: bool, capacity: int | None, given)
 def _act_of(search: Callable) -> Callable:
     """``act`` from ``search``: the search's chosen actions."""
 
-    def act(keys, envs, state):
-        out, state = search(keys, envs, state)
+    def act(keys, envs, state, *params):
+        out, state = search(keys, envs, state, *params)
         return out.action, state
 
     return act

@@ -91,11 +91,12 @@ class SelfPlayResult:
 
 
 def _make_fns(player, temperature_plies: int, temperature: float, max_plies: int, num_actions: int):
-    """``(start, ply)`` on one device's block of games: ``start(keys, envs)``
-    is the state, ``ply(state) -> (state, finished int32[1])`` plays one ply
-    of every live game."""
+    """``(start, ply)`` on one device's block of games: ``start(keys, envs,
+    params)`` is the state, ``ply(state, params) -> (state, finished
+    int32[1])`` plays one ply of every live game (``params``: ``()``, or
+    ``(weights,)`` of the player's network)."""
 
-    def start(keys, envs):
+    def start(keys, envs, params):
         b = keys.shape[0]
         return dict(
             keys=keys, envs=envs, tree=player.init(envs),
@@ -105,12 +106,12 @@ def _make_fns(player, temperature_plies: int, temperature: float, max_plies: int
             ply=jnp.zeros((b,), jnp.int32),  # the same in every row
         )
 
-    def ply(state):
+    def ply(state, params):
         envs = state["envs"]
         game = envs.game
         p = state["ply"][0]
         both = jax.vmap(lambda k: jax.random.split(jax.random.fold_in(k, p)))(state["keys"])
-        out, tree = player.search(both[:, 0], envs, state["tree"])
+        out, tree = player.search(both[:, 0], envs, state["tree"], *params)
         if temperature_plies > 0:
             # Sampled among the moves not proven lost (illegal ones are [-1, -1]).
             sampled = jax.vmap(lambda k, v, ok, a: sample_by_visits(k, v, ok, temperature, a))(
@@ -177,6 +178,7 @@ def selfplay(
     on_batch: Callable[[list[GameRecord]], None] | None = None,
     keep_games: bool = True,
     progress: bool = False,
+    params: Any = None,
     **options: Any,
 ) -> SelfPlayResult:
     """Self-play games of one MCTS with subtree reuse against itself.
@@ -199,6 +201,9 @@ def selfplay(
       keep_games: False: the result holds no records (stream them through
         ``on_batch``, which it then needs).
       progress: show a rich progress bar.
+      params: the weights of ``value_fn``/``prior_fn`` (:func:`c4jax.run_mcts`),
+        an argument of the compiled game loop: new weights of the same
+        shapes and dtypes compile nothing.
       **options: :func:`c4jax.run_mcts`'s options (``lanes`` defaults to 1).
     Returns:
       :class:`SelfPlayResult`; record ``visits[p]`` holds the root's visit
@@ -236,7 +241,8 @@ def selfplay(
     if batch_size is not None:
         batch_size = check_int("batch_size", batch_size, 1)
     opts = search_options(options)  # ValueError for bad options
-    player = mcts_player(num_simulations, options=opts)
+    player = mcts_player(num_simulations, options=opts, params=params)
+    weights = player.weights()
     key = as_key(key)
     # An explicit batch size is one compiled shape for every call (a resumed
     # run's remainder compiles nothing new); by default, all games up to 1,024.
@@ -270,20 +276,20 @@ def selfplay(
             start_c, ply_c, comp = compile_game_loop(
                 settings,
                 lambda: _make_fns(player, temperature_plies, temperature, game.max_plies, game.num_actions),
-                mesh, keys, envs,
+                mesh, keys, envs, weights,
             )
             if comp:
                 # The first run of new executables is slow (loading them onto
                 # the devices): not play, as compiling is not.
                 t0 = time.perf_counter()
-                jax.block_until_ready(ply_c(start_c(keys, envs))[1])
+                jax.block_until_ready(ply_c(start_c(keys, envs, weights), weights)[1])
                 comp += time.perf_counter() - t0
             compile_seconds += comp
             t0 = time.perf_counter()
-            state = start_c(keys, envs)
+            state = start_c(keys, envs, weights)
             pad = rows - len(chunk)
             for _ in range(game.max_plies):
-                state, finished = ply_c(state)
+                state, finished = ply_c(state, weights)
                 done = int(np.sum(np.asarray(finished)))
                 update(lo + max(0, done - pad))
                 if done == rows:

@@ -137,6 +137,9 @@ def seed_arg(text: str) -> int:
     return value
 
 
+DEVICE_PLATFORMS = ("cpu", "gpu", "tpu")
+
+
 def common_parent() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(add_help=False)
     g = p.add_argument_group("compilation cache")
@@ -149,6 +152,11 @@ def common_parent() -> argparse.ArgumentParser:
         "$XDG_CACHE_HOME/c4jax/jax or ~/.cache/c4jax/jax)",
     )
     g.add_argument("--no-cache", action="store_true", help="do not use the persistent compilation cache")
+    d = p.add_argument_group("device")
+    d.add_argument(
+        "--device", choices=DEVICE_PLATFORMS, default=None,
+        help="where the searches run (default: on a GPU or TPU host, one game (play, analyze) on the CPU, "
+        "batches on the accelerator; elsewhere the CPU)")
     return p
 
 

@@ -17,8 +17,9 @@ repository's benchmark scripts, benchmarks/env_throughput.py and
 search_throughput.py, and calls their main() (--quick passed on): c4jax against
 pgx, OpenSpiel and the naive mctx recipe.  Elsewhere (an installed package) it
 times c4jax itself on Connect 4 (7 columns x 6 rows): random rollouts/s at
-batch 1024, and run_mcts simulations/s at batch 1 x 1000 and batch 64 x 200
-(compilation and one warm-up call excluded; the median of the timed calls).
+batch 1024, and run_mcts simulations/s at batch 1 x 1000 and batch 64 x 200,
+called from Python and inside jax.jit (compilation and one warm-up call
+excluded; the median of the timed calls).
 
 examples:
   c4jax bench --quick                 a short run (about 20 s built-in, 1 min with the scripts)
@@ -141,8 +142,9 @@ def _time_calls(fn, args_for, repeats: int, min_time: float) -> tuple[float, flo
 
 def builtin_bench(quick: bool, con) -> list[dict]:
     """Times c4jax itself (Connect 4, 7 columns x 6 rows): random rollouts/s
-    at batch 1024, run_mcts sims/s at batch 1 x 1000 and 64 x 200.  Returns
-    the rows."""
+    at batch 1024, run_mcts sims/s at batch 1 x 1000 and 64 x 200 called
+    from Python (a batch split over the CPU devices) and, beside it, inside a
+    ``jax.jit``.  Returns the rows."""
     import jax
     import jax.numpy as jnp
     from rich.table import Table
@@ -165,20 +167,26 @@ def builtin_bench(quick: bool, con) -> list[dict]:
                      rate=1024 / med, ms=1e3 * med, compile_s=first))
     for b, n in ((1, 1000), (64, 200)):
         envs = batch(b)
-        fn = jax.jit(lambda key, e, n=n: run_mcts(key, e, n).action)
-        first, med = _time_calls(fn, lambda i, envs=envs: (jax.random.key(100 + i), envs), repeats, min_time)
+        args_for = lambda i, envs=envs: (jax.random.key(100 + i), envs)  # noqa: E731
+        # As a user calls it: from Python, a batch split over the CPU devices.
+        first, med = _time_calls(lambda key, e, n=n: run_mcts(key, e, n).action, args_for, repeats, min_time)
+        jitted = jax.jit(lambda key, e, n=n: run_mcts(key, e, n).action)
+        _, jit_med = _time_calls(jitted, args_for, repeats, min_time)
         rows.append(dict(measurement=f"run_mcts, batch {b} x {n} sims", unit="sims/s",
-                         rate=b * n / med, ms=1e3 * med, compile_s=first))
+                         rate=b * n / med, ms=1e3 * med, compile_s=first,
+                         jit_rate=b * n / jit_med, jit_ms=1e3 * jit_med))
     t = Table(
         title=f"c4jax throughput, Connect 4 (7 columns x 6 rows), {jax.default_backend()} "
         f"({os.cpu_count()} cores), median of {repeats} runs",
-        caption="1st call s: trace, compile (or cache load) and one run, not in the rates",
+        caption="run_mcts called from Python; inside jax.jit: the same search in a caller's jax.jit, per second "
+        "(x the direct call).  1st call s: trace, compile (or cache load) and one run, not in the rates",
     )
-    for col in ("measurement", "per second", "ms/call", "1st call s"):
+    for col in ("measurement", "per second", "ms/call", "1st call s", "inside jax.jit"):
         t.add_column(col, justify="left" if col == "measurement" else "right")
     for r in rows:
+        jit = f"{r['jit_rate']:,.0f} ({r['jit_rate'] / r['rate']:.2f}x)" if "jit_rate" in r else "-"
         t.add_row(
-            r["measurement"], f"{r['rate']:,.0f} {r['unit']}", f"{r['ms']:.1f}", f"{r['compile_s']:.2f}"
+            r["measurement"], f"{r['rate']:,.0f} {r['unit']}", f"{r['ms']:.1f}", f"{r['compile_s']:.2f}", jit
         )
     con.print(t)
     return rows

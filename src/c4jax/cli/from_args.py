@@ -129,3 +129,40 @@ def check_devices(devices: int | None) -> None:
             f"--devices must be in 1..{len(local)} (this process has {len(local)} "
             f"{local[0].platform.upper()} device{'s' if len(local) > 1 else ''}); got {devices}"
         )
+
+
+ONE_GAME_COMMANDS = ("play", "analyze")
+
+
+def use_device(args) -> None:
+    """Where the command's searches run: ``--device`` if it names another
+    platform than JAX's default, else (``play``, ``analyze``) one game on a
+    GPU or TPU host on its CPU (:func:`c4jax.search.layout.one_game_platform`);
+    set as JAX's default device.  JAX starts only where that can matter
+    (``--device`` given, or a GPU or TPU plugin installed).
+
+    Raises:
+      UsageError: ``--device`` names a platform this machine lacks.
+    """
+    from c4jax.xla_flags import accelerator_plugin_installed
+
+    platform = getattr(args, "device", None)
+    if platform is None and (args.command not in ONE_GAME_COMMANDS or not accelerator_plugin_installed()):
+        return
+    import jax
+
+    from c4jax.search.layout import one_game_platform
+
+    default = jax.default_backend()
+    if platform is None:
+        platform = one_game_platform(1, default)
+        if platform is None:
+            return
+    if platform == default:
+        return
+    try:
+        device = jax.local_devices(backend=platform)[0]
+    except RuntimeError:
+        raise UsageError(f"--device {platform}: this machine has no {platform.upper()} "
+                         f"(its default device is a {default.upper()})") from None
+    jax.config.update("jax_default_device", device)

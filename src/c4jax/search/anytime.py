@@ -102,6 +102,23 @@ def compiled_count() -> int:
     return compiled.stats()["compiles"]
 
 
+def _on_search_device(fn):
+    """``fn`` run where its search of ``env`` runs: one game on a GPU or
+    TPU host on its CPU (:func:`c4jax.search.layout.one_game_device`)."""
+
+    @functools.wraps(fn)
+    def run(key, env, *args, **kwargs):
+        device = None
+        if isinstance(env, Env) and len(env.batch_shape) <= 1:
+            games = env.batch_shape[0] if env.batch_shape else 1
+            device = layout.one_game_device(games, (key, env, kwargs.get("tree"), kwargs.get("params")))
+        with layout.on_device(device):
+            return fn(key, env, *args, **kwargs)
+
+    return run
+
+
+@_on_search_device
 def run_mcts_anytime(
     key: jax.Array,
     env: Env,
@@ -159,6 +176,9 @@ def run_mcts_anytime(
         ``jax.vmap`` (the driver runs on the host), and everything
         :func:`c4jax.run_mcts` raises; all before anything is searched.
 
+    One game on a GPU or TPU host runs on its CPU unless placed
+    (``jax.default_device``, or arrays committed to a device).
+
     Reference: anytime behaviour of MCTS, Browne et al. 2012 sec. 3.3.
     """
     if not callable(clock):
@@ -191,7 +211,7 @@ def run_mcts_anytime(
         )
     if tree is None and given.capacity is None:
         games = 1 if len(env.batch_shape) == 0 else env.batch_shape[0]
-        cpu = jax.default_backend() == "cpu"
+        cpu = layout.search_platform() == "cpu"
         mesh = layout.cpu_mesh(games, (key, env)) if cpu else None
         capacity = anytime_capacity(float(seconds), chunk, games, (1 if mesh is None else mesh.size) if cpu else None,
                                     max_simulations)

@@ -25,6 +25,7 @@ the layout changes the speed of a batch, never its trees:
 
 from __future__ import annotations
 
+import contextlib
 from typing import Callable
 
 import jax
@@ -32,11 +33,12 @@ import jax.numpy as jnp
 import numpy as np
 from jax.sharding import Mesh
 
-from c4jax.devices import GAMES_AXIS
+from c4jax.devices import GAMES_AXIS, search_platform
 from c4jax.xla_flags import CPU_BLOCK as BLOCK
 from c4jax.xla_flags import MIN_GAMES_PER_DEVICE
 
-__all__ = ["BLOCK", "MIN_GAMES_PER_DEVICE", "block_size", "cpu_mesh", "in_blocks", "pad_rows"]
+__all__ = ["BLOCK", "MIN_GAMES_PER_DEVICE", "block_size", "cpu_mesh", "in_blocks", "one_game_device",
+           "one_game_platform", "pad_rows", "search_platform"]
 
 
 
@@ -104,6 +106,38 @@ def in_blocks(fn: Callable, games: int, platform: str, inout: tuple[int, int] | 
     return run
 
 
+ACCELERATORS = ("gpu", "tpu", "cuda", "rocm")
+
+
+def one_game_platform(games: int, platform: str) -> str | None:
+    """Where a search of ``games`` games runs when the caller chose no
+    placement, on a host whose default backend is ``platform``: ``"cpu"``
+    for one game on a GPU or TPU host (an accelerator pays a fixed cost per
+    loop step of a simulation that only a wide batch spreads), else
+    ``None`` (the default backend)."""
+    return "cpu" if games == 1 and platform in ACCELERATORS else None
+
+
+def one_game_device(games: int, arrays=()):
+    """:func:`one_game_platform`'s device (the first CPU device) for a
+    search of ``games`` games whose ``arrays`` nobody placed (no
+    ``jax.default_device``, no array committed to a device), else ``None``."""
+    if jax.config.jax_default_device is not None or _committed(arrays):
+        return None
+    platform = one_game_platform(games, jax.default_backend())
+    return None if platform is None else jax.local_devices(backend=platform)[0]
+
+
+def on_device(device):
+    """A context that runs JAX's computations on ``device``
+    (``jax.default_device``); none for ``None``."""
+    return contextlib.nullcontext() if device is None else jax.default_device(device)
+
+
+def _committed(arrays) -> bool:
+    return any(isinstance(x, jax.Array) and x.committed for x in jax.tree.leaves(arrays))
+
+
 def _on_one_device(arrays) -> bool:
     """Whether a leaf of ``arrays`` is a JAX array the caller placed on one
     device (``jax.device_put``): the search then stays there."""
@@ -116,8 +150,9 @@ def cpu_mesh(games: int, arrays=()) -> Mesh | None:
     ``games`` is split over (padded to a multiple of them), or ``None`` to
     run it on one device: the default backend is not the CPU, there is one
     CPU device, fewer than ``MIN_GAMES_PER_DEVICE`` games per device, or a
-    leaf of ``arrays`` (the search's inputs) was placed on one device."""
-    if games < 2 * MIN_GAMES_PER_DEVICE or jax.default_backend() != "cpu" or _on_one_device(arrays):
+    leaf of ``arrays`` (the search's inputs) was placed on one device.  The
+    platform is :func:`search_platform`'s."""
+    if games < 2 * MIN_GAMES_PER_DEVICE or search_platform() != "cpu" or _on_one_device(arrays):
         return None
     devices = jax.local_devices(backend="cpu")
     k = min(len(devices), games // MIN_GAMES_PER_DEVICE)

@@ -30,6 +30,7 @@ import jax
 from jax import export
 
 from c4jax.files import write_whole
+from c4jax.search.layout import search_platform
 
 __all__ = ["directory", "game_digest", "load_or_export"]
 
@@ -79,7 +80,7 @@ def game_digest(cls: type) -> str | None:
 
 def _key(parts: tuple, leaves: list) -> str:
     config = (jax.config.jax_enable_x64, jax.config.jax_threefry_partitionable, jax.config.jax_default_prng_impl,
-              jax.default_backend())
+              search_platform())
     avals = [(str(getattr(x, "dtype", type(x))), tuple(getattr(x, "shape", ()))) for x in leaves]
     text = repr((_versions(), config, avals, parts))
     return hashlib.sha256(text.encode()).hexdigest()[:40]

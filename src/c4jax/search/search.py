@@ -55,6 +55,7 @@ import numpy as np
 
 from c4jax.env import Env, check_env, check_fields
 from c4jax.keys import as_key, keys_for_games
+from c4jax.search import layout
 from c4jax.search.options import SearchOptions, options_from_kwargs
 from c4jax.search.output import SearchOutput
 from c4jax.search.stage_programs import compiled_search
@@ -180,7 +181,8 @@ def search_batch(keys, envs, tree, opts: SearchOptions, num_simulations: int, co
                  params=None):
     """The batched search after :func:`prepare_search`.  Called with arrays,
     it runs an executable from :mod:`c4jax.search.compiled` (compiled once
-    per shapes, options and, for Gumbel only, simulation count); inside a
+    per shapes, options and, for Gumbel only, simulation count), one game
+    on a GPU or TPU host on its CPU (:func:`c4jax.search.layout.one_game_device`); inside a
     ``jax.jit`` of the caller's it is traced into the caller's program.
     ``continuing``: the anytime driver's later chunks (the tree's root is
     ``envs`` already, so nothing of tree size is checked or rebuilt, and the
@@ -188,7 +190,8 @@ def search_batch(keys, envs, tree, opts: SearchOptions, num_simulations: int, co
     if is_traced((keys, envs, tree, params)):
         return traced_batch_search(keys, envs, tree, params, opts, num_simulations,
                                    gumbel_simulations(opts, num_simulations), continuing)
-    return compiled_search(keys, envs, tree, opts, num_simulations, continuing, params)(keys, envs, tree, params)
+    with layout.on_device(layout.one_game_device(keys.shape[0], (keys, envs, tree, params))):
+        return compiled_search(keys, envs, tree, opts, num_simulations, continuing, params)(keys, envs, tree, params)
 
 
 def prepare_search(key, env, num_simulations: int, tree, options: dict):

@@ -156,7 +156,7 @@ def compile_stages(keys, envs, tree, params, opts: SearchOptions, num_simulation
     own while the other two are traced, lowered and compiled and
     ``meanwhile()`` runs (XLA's compiler releases the GIL)."""
     fns, donated = _stage_fns(opts, num_simulations, continuing and tree is not None), _donated(continuing)
-    light = light_compiler_options(jax.default_backend())
+    light = light_compiler_options(layout.search_platform())
 
     def program(stage: str, args: tuple) -> _Program:
         return _stage_program(getattr(fns, stage), args, getattr(_SPECS, stage), getattr(donated, stage), mesh,
@@ -240,7 +240,7 @@ def compiled_search(keys, envs, tree, opts: SearchOptions, num_simulations: int,
     args = (keys, envs, tree)
     games = keys.shape[0]
     mesh = layout.cpu_mesh(games, args)
-    options = compiler_options(jax.default_backend())
+    options = compiler_options(layout.search_platform())
     rows = games
     if mesh is not None:
         # The games padded to a multiple of the devices and placed on them;
@@ -265,6 +265,7 @@ def compiled_search(keys, envs, tree, opts: SearchOptions, num_simulations: int,
         None if mesh is None else tuple(d.id for d in mesh.devices.flat),
         layout.BLOCK,
         tuple(sorted(options.items())),
+        layout.search_platform(),
     )
     count = np.int32(num_simulations)
     keep = mesh is None and opts.prior_fn is None and opts.value_fn is None and programs.directory() is not None

@@ -56,7 +56,7 @@ def _per_game(fn: Callable, games: int, inout: tuple[int, int] | None = None) ->
             return jax.tree.map(lambda x: x[None], one)
         return jax.vmap(fn)(*args)
 
-    return layout.in_blocks(block, games, jax.default_backend(), inout)
+    return layout.in_blocks(block, games, layout.search_platform(), inout)
 
 
 def root_stage(keys, envs, params=None, *, opts: SearchOptions, reused: bool) -> RootEvaluation:

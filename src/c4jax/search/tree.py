@@ -36,6 +36,7 @@ import mctx
 import numpy as np
 
 from c4jax.env import Env
+from c4jax.search.layout import search_platform
 
 __all__ = [
     "ILLEGAL_LOGIT",
@@ -222,7 +223,7 @@ def write(arrays, index, values, adds=None, prefix: bool = False):
     so a row stops there.  Under ``vmap`` the games write one after another.
     """
     adds = tuple(adds) if adds is not None else (False,) * len(arrays)
-    if jax.default_backend() not in SCATTER_FREE_PLATFORMS:
+    if search_platform() not in SCATTER_FREE_PLATFORMS:
         return _scatter(arrays, index, values, adds)
     if (adds, prefix) not in _WRITERS:
         _WRITERS[adds, prefix] = _make_writer(adds, prefix)
