@@ -9,6 +9,8 @@
 # skipped when under 20 s are left); a step that fails or runs out is
 # reported and the next one runs:
 #   1. the machine: accelerator, JAX's devices, one small batched search;
+#      then one game from 4453 where c4jax runs it by default (the host's
+#      CPU) and, on an accelerator host, on the accelerator;
 #   2. search throughput: c4jax run_mcts at batch 1 and 1,024, then 8,192 and
 #      32,768 (benchmarks/search_throughput.py --batches), 200 simulations
 #      (1,000 at batch 1);
@@ -84,6 +86,22 @@ envs = jax.tree.map(lambda *xs: jax.numpy.stack(xs), *[connect4.from_moves(m) fo
 out = c4jax.run_mcts(jax.random.key(0), envs, 16)
 print(\"batch 4 x 16 simulations: actions\", out.action, \"visit counts\", out.visit_counts)
 '"
+step one_game 90 "$PY" -c '
+import time, statistics, jax, c4jax
+from c4jax import connect4
+env = connect4.from_moves("4453")
+def rate(label):
+    c4jax.run_mcts(jax.random.key(0), env, 1000).action.block_until_ready()
+    times = []
+    for i in range(5):
+        t = time.perf_counter(); out = c4jax.run_mcts(jax.random.key(i), env, 1000)
+        out.action.block_until_ready(); times.append(time.perf_counter() - t)
+    print(f"{label}: one game from 4453, 1,000 simulations: {1000 / statistics.median(times):,.0f} sims/s on", out.action.devices())
+rate("default (the host CPU where the default backend is an accelerator)")
+if jax.default_backend() != "cpu":
+    with jax.default_device(jax.devices()[0]):
+        rate("jax.default_device(the accelerator)")
+'
 step search_1 120 "$PY" benchmarks/search_throughput.py --batches "1,$B1" --repeats "$REPEATS"
 step selfplay_1 90 "$PY" benchmarks/selfplay.py --devices all --batches "$B1" --simulations "$SIMS" --repeats 1 --openspiel-games 0
 step search_2 120 "$PY" benchmarks/search_throughput.py --batches "$B2,$B3" --repeats "$REPEATS"

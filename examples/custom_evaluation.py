@@ -6,7 +6,8 @@ env) -> float32[]`` (one game's value for its player to move, in [-1, 1]);
 windows of four cells each side could still fill (more stones in a window
 count more), the classic Connect 4 evaluation, in plain ``jax.numpy``: no
 training framework.  A network's value head plugs in the same way, its
-parameters closed over (or passed through your own ``jax.jit``).
+weights passed as ``params`` (``value_fn(params, key, env)``), so that new
+weights compile nothing.
 
 It then plays the arena at equal simulations: MCTS with this evaluation
 against MCTS with the default rollouts, colours alternating, and prints the
