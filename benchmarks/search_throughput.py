@@ -13,7 +13,17 @@ Measured in one run, so that the ratios hold on a shared machine:
   options and with ``rollout_policy="uniform"`` (OpenSpiel's work per
   simulation: one uniformly random rollout per leaf);
 * ``--naive``: also the naive mctx recipe (``benchmarks/naive_mctx_recipe.py``)
-  at batch 1 and 256.
+  at batch 1 and 256;
+* ``--calls LIST`` (a run of its own, beside OpenSpiel's two rows): the
+  default search at batch 1 x 1,000 and 256 and 1,024 x ``--batch-sims``,
+  called in each listed style: ``direct`` (from Python), ``jit`` (inside a
+  ``jax.jit`` of the caller's), ``vmap`` (a ``jax.jit(jax.vmap(...))`` of the
+  one-game search over ``[B]`` keys and games) and ``params`` (a small
+  network, an MLP 84-128-128 with a tanh value head and a 7-logit prior head,
+  as ``value_fn`` and ``prior_fn``, its weights an argument: inside the
+  caller's ``jit`` and directly, each timed call with other weights of the
+  same shapes), each row beside the direct call of its batch; the notes give
+  the compiles counted while the params rows ran.
 
 Method: every JAX function is called once first; that call (trace + compile +
 one run) minus the median call is reported apart as "compile s" (the definition
@@ -27,6 +37,8 @@ Run:  python benchmarks/search_throughput.py [--repeats 5] [--quick]
       python benchmarks/search_throughput.py --blocks 1,8,32   (games per block on a CPU device)
       python benchmarks/search_throughput.py --opt-levels 2,3   (LLVM's level for the search on the CPU)
       python benchmarks/search_throughput.py --lsr   (LLVM's loop strength reduction off, c4jax's default, and on)
+      python benchmarks/search_throughput.py --calls direct,jit,vmap,params   (run_mcts called from Python,
+                                         inside jax.jit, under jax.vmap, with a network's weights as argument)
 (``--quick``: small shapes and 2 rounds, a smoke run whose figures mean little.)
 
 Targets (checked on the full run): uniform rollouts at batch 256 >= 4x and at
@@ -286,6 +298,169 @@ def lsr_only(args, repeats: int, log, out) -> int:
     out.print(table)
     return 0
 
+CALL_STYLES = ("direct", "jit", "vmap", "params")
+CALL_BATCHES = (1, 256, 1024)
+NETWORK_WEIGHTS = 5  # weight pytrees of the params rows, one per timed call in turn
+
+
+def network_params(key: jax.Array, hidden: int = 128) -> dict:
+    """The weights of a small network over Connect 4's board planes: an MLP
+    84-hidden-hidden with a tanh value head and a 7-logit prior head."""
+    game = connect4.make()
+    rows, cols = game.rows, game.cols
+    sizes = [("h1", 2 * rows * cols, hidden), ("h2", hidden, hidden), ("value", hidden, 1), ("prior", hidden, cols)]
+    keys = jax.random.split(key, len(sizes))
+    return {name: {"w": jax.random.normal(k, (n_in, n_out)) / jnp.sqrt(n_in), "b": jnp.zeros((n_out,))}
+            for k, (name, n_in, n_out) in zip(keys, sizes)}
+
+
+def _network_trunk(params: dict, env) -> jax.Array:
+    board = connect4.board_array(env).astype(jnp.int32)
+    planes = jnp.stack([board == env.to_move + 1, board == 2 - env.to_move]).reshape(-1).astype(jnp.float32)
+    h = jax.nn.relu(planes @ params["h1"]["w"] + params["h1"]["b"])
+    return jax.nn.relu(h @ params["h2"]["w"] + params["h2"]["b"])
+
+
+def network_value(params: dict, key: jax.Array, env) -> jax.Array:
+    """``value_fn(params, key, env)``: the tanh value head, for the mover."""
+    h = _network_trunk(params, env)
+    return jnp.tanh(h @ params["value"]["w"] + params["value"]["b"])[0]
+
+
+def network_prior(params: dict, env) -> jax.Array:
+    """``prior_fn(params, env)``: the prior head's 7 logits."""
+    h = _network_trunk(params, env)
+    return h @ params["prior"]["w"] + params["prior"]["b"]
+
+
+def call_measurement(style: str, batch: int, sims: int, weights: list | None = None) -> Measurement:
+    """The default search of ``sims`` simulations per game at ``batch`` (1:
+    one unbatched game; ``vmap``: ``[1]`` keys and games), called in
+    ``style``: "direct", "jit", "vmap", "params jit" or "params direct" (the
+    last two with ``weights``, one pytree per call in turn).  The jitted
+    function is ``run.jitted`` (for its cache size)."""
+    env = connect4.env_reset()
+    envs = env if batch == 1 and style != "vmap" else jax.tree.map(
+        lambda x: jnp.broadcast_to(x, (batch,) + x.shape), env)
+    keys = [jax.random.key(20_000 + i) for i in range(1000)]
+    jitted = None
+    if style == "direct":
+        def call(i):
+            return c4jax.run_mcts(keys[i % len(keys)], envs, sims).action
+    elif style == "jit":
+        jitted = jax.jit(lambda k, e: c4jax.run_mcts(k, e, sims).action)
+
+        def call(i):
+            return jitted(keys[i % len(keys)], envs)
+    elif style == "vmap":
+        jitted = jax.jit(jax.vmap(lambda k, e: c4jax.run_mcts(k, e, sims).action))
+        split = [jax.random.split(keys[i], batch) for i in range(16)]
+
+        def call(i):
+            return jitted(split[i % len(split)], envs)
+    elif style == "params jit":
+        jitted = jax.jit(lambda k, e, p: c4jax.run_mcts(
+            k, e, sims, value_fn=network_value, prior_fn=network_prior, params=p).action)
+
+        def call(i):
+            return jitted(keys[i % len(keys)], envs, weights[i % len(weights)])
+    elif style == "params direct":
+        def call(i):
+            return c4jax.run_mcts(keys[i % len(keys)], envs, sims, value_fn=network_value,
+                                  prior_fn=network_prior, params=weights[i % len(weights)]).action
+    else:
+        raise ValueError(f"unknown call style {style!r}")
+
+    def run(i: int) -> None:
+        call(i).block_until_ready()
+
+    run.jitted = jitted
+    return Measurement(f"{style}, batch {batch} x {sims}", f"call-{style}", batch, sims, run)
+
+
+def calls_only(args, repeats: int, log, out) -> int:
+    """``--calls``: run_mcts at batch 1, 256 and 1,024 called in each listed
+    style, beside OpenSpiel's MCTSBot at --batch-sims and batch 1's
+    simulations (the reference is their mean)."""
+    from rich.table import Table
+
+    styles = [c.strip() for c in args.calls.split(",") if c.strip()]
+    b1_sims, sims, batches = (100, 20, (1, 16, 64)) if args.quick else (1000, args.batch_sims, CALL_BATCHES)
+    rows = []  # (style, batch, sims)
+    for b in batches:
+        n = b1_sims if b == 1 else sims
+        for style in styles:
+            rows += [("params jit", b, n), ("params direct", b, n)] if style == "params" else [(style, b, n)]
+    weights = [network_params(jax.random.key(7 + i)) for i in range(NETWORK_WEIGHTS)]
+    ms = [call_measurement(style, b, n, weights) for style, b, n in rows]
+    ops = [openspiel_measurement(sims), openspiel_measurement(b1_sims)]
+
+    # Compiles counted while the params rows run their timed calls (every one
+    # with other weights than the call before).
+    timed_compiles = {"n": 0}
+    for m in ms:
+        if m.kind.startswith("call-params"):
+            inner = m.run
+
+            def counted(i, inner=inner):
+                before = c4jax.compiled_stats()["compiles"]
+                inner(i)
+                if i >= 2:
+                    timed_compiles["n"] += c4jax.compiled_stats()["compiles"] - before
+            counted.jitted = inner.jitted
+            m.run = counted
+    compiles_start = c4jax.compiled_stats()["compiles"]
+    measure(ops + ms, repeats, log)
+    compiles_end = c4jax.compiled_stats()["compiles"]
+
+    ref = statistics.mean(m.sims_per_s for m in ops)
+    direct = {}
+    for m in ms:
+        if m.kind in ("call-direct", "call-params direct"):
+            direct[(m.kind, m.batch)] = m
+    kind = jax.devices()[0].device_kind
+    table = Table(title=f"run_mcts by call style from the empty Connect 4 board, {kind} "
+                        f"({len(jax.devices('cpu'))} CPU devices; median of {repeats} rounds)")
+    for col in ("call style", "batch x sims", "sims/s", "us/sim/game", "x OpenSpiel", "compile s", "first call s",
+                "x direct"):
+        table.add_column(col, justify="left" if col == "call style" else "right")
+    records = []
+    for m in ops + ms:
+        style = m.kind[len("call-"):] if m.kind.startswith("call-") else "OpenSpiel MCTSBot"
+        base = direct.get(("call-params direct" if style.startswith("params") else "call-direct", m.batch))
+        ratio = None if m.kind == "openspiel" or base is None else base.median_s / m.median_s
+        table.add_row(style, f"{m.batch} x {m.simulations}", f"{m.sims_per_s:,.0f}", f"{m.us_per_sim_per_game:.2f}",
+                      f"{m.sims_per_s / ref:.2f}", "-" if m.compile_s is None else f"{m.compile_s:.2f}",
+                      "-" if m.first_call_s is None else f"{m.first_call_s:.2f}",
+                      "-" if ratio is None else f"{ratio:.2f}")
+        records.append({
+            "call_style": style, "batch": m.batch, "simulations": m.simulations,
+            "sims_per_s": round(m.sims_per_s, 1), "us_per_sim_per_game": round(m.us_per_sim_per_game, 4),
+            "ratio_to_openspiel": round(m.sims_per_s / ref, 4),
+            "compile_s": None if m.compile_s is None else round(m.compile_s, 3),
+            "first_call_s": None if m.first_call_s is None else round(m.first_call_s, 3),
+            "ratio_to_direct": None if ratio is None else round(ratio, 4),
+            "times_s": [round(t, 5) for t in m.times],
+        })
+    out.print(table)
+    out.print("x OpenSpiel: against the mean of OpenSpiel's two rows. x direct: the direct call's median time of the "
+              "same batch over this row's (params rows: against params direct). compile s: the first call "
+              "(trace + compile + one run) minus the median call.")
+    notes = {"compiles_before": compiles_start, "compiles_after": compiles_end}
+    if any(m.kind.startswith("call-params") for m in ms):
+        jit_cache = {m.batch: m.run.jitted._cache_size() for m in ms if m.kind == "call-params jit"}
+        notes.update(params_timed_call_compiles=timed_compiles["n"], params_jit_cache_sizes=jit_cache)
+        out.print(f"params rows: {NETWORK_WEIGHTS} weight pytrees of the same shapes, each timed call with the next. "
+                  f"c4jax.compiled_stats()['compiles']: {compiles_start} before the warm-up, {compiles_end} after the "
+                  f"timed rounds; {timed_compiles['n']} during the params rows' timed calls. The params jit's "
+                  f"compiled programs (jax.jit cache size) by batch: {jit_cache}.")
+    for rec in records:
+        print(json.dumps(rec))
+    print(json.dumps({"notes": notes, "env": {"backend": jax.default_backend(), "device_kind": kind,
+                                              "cpu_devices": len(jax.devices("cpu")), "repeats": repeats,
+                                              "quick": args.quick}}))
+    return 0
+
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -308,10 +483,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--lsr", action="store_true",
                         help="c4jax alone at batch 1 and 1,024 with LLVM's loop strength reduction off (the default) "
                         "and on, in fresh processes (CPU only); no peers, no targets")
+    parser.add_argument("--calls", default=None, metavar="LIST",
+                        help="run_mcts called in these styles (a subset of " + ",".join(CALL_STYLES) + ") at batch 1, "
+                        "256 and 1,024, beside OpenSpiel; no targets")
     args = parser.parse_args(argv)
     repeats = 2 if args.quick else args.repeats
     if repeats < 1:
         parser.error("--repeats must be >= 1")
+    if args.calls is not None:
+        given = {c.strip() for c in args.calls.split(",") if c.strip()}
+        if not given or given - set(CALL_STYLES):
+            parser.error(f"--calls: a comma-separated subset of {','.join(CALL_STYLES)}; got {args.calls!r}")
 
     from rich.console import Console
     from rich.table import Table
@@ -329,6 +511,8 @@ def main(argv: list[str] | None = None) -> int:
         return levels_only(args, repeats, log, out)
     if args.batches:
         return batches_only(args, repeats, log, out, 100 if args.quick else b1_sims)
+    if args.calls:
+        return calls_only(args, repeats, log, out)
 
     import mctx
     import pyspiel
