@@ -135,7 +135,10 @@ def on_device(device):
 
 
 def _committed(arrays) -> bool:
-    return any(isinstance(x, jax.Array) and x.committed for x in jax.tree.leaves(arrays))
+    """Whether a leaf of ``arrays`` is a JAX array committed to a device
+    (a tracer is not: the caller's program decides its placement)."""
+    return any(isinstance(x, jax.Array) and not isinstance(x, jax.core.Tracer) and x.committed
+               for x in jax.tree.leaves(arrays))
 
 
 def _on_one_device(arrays) -> bool:
