@@ -26,7 +26,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from c4jax import registry
-from c4jax.devices import compile_game_loop, game_mesh, padded_games, round_up
+from c4jax.devices import compile_game_loop, game_mesh, padded_games, round_up, whole_on
 from c4jax.env import NO_WINNER, Env
 from c4jax.keys import as_key
 from c4jax.players import Player
@@ -279,6 +279,7 @@ def play_games(
         lambda: _make_play_fns(player_a, player_b, local, env.game.max_plies),
         mesh, all_keys, envs, params,
     )
+    params = whole_on(mesh, params)
     t0 = time.perf_counter()
     state = start_c(all_keys, envs, params)
     while True:

@@ -29,8 +29,8 @@ from c4jax.validation import check_int
 from c4jax.xla_flags import compiler_options
 
 __all__ = [
-    "GAMES_AXIS", "search_platform", "game_mesh", "over_games", "compile_game_loop", "round_up", "padded_games", "initialize_distributed",
-    "process_share",
+    "GAMES_AXIS", "search_platform", "game_mesh", "over_games", "compile_game_loop", "whole_on", "round_up",
+    "padded_games", "initialize_distributed", "process_share",
 ]
 
 GAMES_AXIS = "games"
@@ -130,8 +130,9 @@ def compile_game_loop(signature: tuple, make: Callable, mesh: Mesh, keys, envs,
 
     Returns:
       ``(start, step, compile_seconds)``, 0 seconds when it was kept:
-      ``start(keys, envs, params)``, ``step(state, params)``.  The state
-      stays on its devices between calls (``step`` donates it).
+      ``start(keys, envs, params)``, ``step(state, params)``, ``params``
+      placed by :func:`whole_on`.  The state stays on its devices between
+      calls (``step`` donates it).
 
     Raises:
       ValueError: ``R`` is not a multiple of the mesh's devices.
@@ -169,15 +170,15 @@ def compile_game_loop(signature: tuple, make: Callable, mesh: Mesh, keys, envs,
          tuple((d.platform, d.id) for d in mesh.devices.flat)),
         build,
     )
-    whole = NamedSharding(mesh, PartitionSpec())
+    return start_c, step_c, seconds
 
-    def start(keys, envs, params=None):
-        return start_c(keys, envs, jax.device_put(params, whole))
 
-    def step(state, params=None):
-        return step_c(state, jax.device_put(params, whole))
+def whole_on(mesh: Mesh, params):
+    """``params`` placed whole on every device of ``mesh`` (as
+    :func:`compile_game_loop`'s programs take them)."""
+    from jax.sharding import NamedSharding
 
-    return start, step, seconds
+    return jax.device_put(params, NamedSharding(mesh, PartitionSpec()))
 
 
 def _env_int(name: str) -> int | None:

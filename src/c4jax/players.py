@@ -214,8 +214,7 @@ def mcts_player(
     if reuse and given.selection == "gumbel":
         raise ValueError("selection='gumbel' cannot reuse trees; pass reuse=False")
     params = check_params(params, given)
-    args = (int(num_simulations), bool(reuse), given.capacity, dataclasses.replace(given, capacity=None),
-            params is not None)
+    args = (int(num_simulations), bool(reuse), given.capacity, dataclasses.replace(given, capacity=None))
     try:
         player = _mcts_player(*args)
     except TypeError:  # an option that cannot be hashed: a player of its own
@@ -226,7 +225,7 @@ def mcts_player(
 
 
 @_same_player
-def _mcts_player(num_simulations: int, reuse: bool, capacity: int | None, given, weighted: bool) -> Player:
+def _mcts_player(num_simulations: int, reuse: bool, capacity: int | None, given) -> Player:
     options = {"options": given}
     label = f"mcts:{num_simulations}"
     if not reuse:

@@ -29,7 +29,7 @@ import numpy as np
 
 from c4jax import registry
 from c4jax.records import GameRecord
-from c4jax.devices import compile_game_loop, game_mesh, padded_games, round_up
+from c4jax.devices import compile_game_loop, game_mesh, padded_games, round_up, whole_on
 from c4jax.env import NO_WINNER, Env
 from c4jax.keys import as_key
 from c4jax.players import mcts_player
@@ -242,7 +242,7 @@ def selfplay(
         batch_size = check_int("batch_size", batch_size, 1)
     opts = search_options(options)  # ValueError for bad options
     player = mcts_player(num_simulations, options=opts, params=params)
-    weights = player.weights()
+    weights = whole_on(mesh, player.weights())
     key = as_key(key)
     # An explicit batch size is one compiled shape for every call (a resumed
     # run's remainder compiles nothing new); by default, all games up to 1,024.

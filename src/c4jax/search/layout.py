@@ -134,18 +134,18 @@ def on_device(device):
     return contextlib.nullcontext() if device is None else jax.default_device(device)
 
 
-def _committed(arrays) -> bool:
-    """Whether a leaf of ``arrays`` is a JAX array committed to a device
-    (a tracer is not: the caller's program decides its placement)."""
-    return any(isinstance(x, jax.Array) and not isinstance(x, jax.core.Tracer) and x.committed
-               for x in jax.tree.leaves(arrays))
+def _committed(arrays) -> list:
+    """The leaves of ``arrays`` that are JAX arrays committed to devices
+    (``jax.device_put``; a tracer is not: the caller's program decides its
+    placement)."""
+    return [x for x in jax.tree.leaves(arrays)
+            if isinstance(x, jax.Array) and not isinstance(x, jax.core.Tracer) and x.committed]
 
 
 def _on_one_device(arrays) -> bool:
     """Whether a leaf of ``arrays`` is a JAX array the caller placed on one
     device (``jax.device_put``): the search then stays there."""
-    return any(isinstance(x, jax.Array) and x.committed and len(x.sharding.device_set) == 1
-               for x in jax.tree.leaves(arrays))
+    return any(len(x.sharding.device_set) == 1 for x in _committed(arrays))
 
 
 def cpu_mesh(games: int, arrays=()) -> Mesh | None:
