@@ -62,9 +62,58 @@ def pytest_configure(config):
     if "C4JAX_TEST_JAX_CACHE" not in os.environ:
         os.environ["C4JAX_TEST_JAX_CACHE"] = tempfile.mkdtemp(prefix="c4jax-test-jax-cache-")
         config._c4jax_cache_owner = True  # this process made it: it removes it
+        # The user's cache folder is left alone: every process the tests
+        # start (the c4jax command, matplotlib's font cache) gets a cache
+        # home of the session's, and the session checks the user's at its end.
+        config._c4jax_user_cache = _user_cache_state()
+        config._c4jax_xdg = os.environ.get("XDG_CACHE_HOME")
+        os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="c4jax-test-cache-home-")
     jax.config.update("jax_compilation_cache_dir", os.environ["C4JAX_TEST_JAX_CACHE"])
     jax.config.update("jax_persistent_cache_min_compile_time_secs", 1.0)
     jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
+
+
+def _user_cache_folder() -> str:
+    base = os.environ.get("XDG_CACHE_HOME", "")
+    return base if os.path.isabs(base) else os.path.join(os.path.expanduser("~"), ".cache")
+
+
+def _user_cache_state(folder: str | None = None) -> dict:
+    """``{path: (size, mtime)}`` of every file under the user's cache folder
+    (``$XDG_CACHE_HOME`` or ``~/.cache``)."""
+    folder = folder or _user_cache_folder()
+    state = {}
+    for root, _, files in os.walk(folder):
+        for name in files:
+            path = os.path.join(root, name)
+            try:
+                st = os.stat(path)
+            except OSError:
+                continue
+            state[path] = (st.st_size, st.st_mtime_ns)
+    state[""] = folder
+    return state
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """Fails the run if a test changed anything under the user's cache
+    folder (the session's own cache home stands in for it)."""
+    before = getattr(session.config, "_c4jax_user_cache", None)
+    if before is None:
+        return
+    after = _user_cache_state(before[""])
+    changed = sorted(p for p in set(before) | set(after) if before.get(p) != after.get(p))
+    if changed:
+        session.config._c4jax_cache_changes = changed
+        session.exitstatus = 1
+
+
+def pytest_terminal_summary(terminalreporter):
+    changed = getattr(terminalreporter.config, "_c4jax_cache_changes", None)
+    if changed:
+        terminalreporter.write_line(
+            f"FAILED: the tests changed {len(changed)} files under the user's cache folder, e.g. {changed[:3]}",
+            red=True)
 
 
 def pytest_unconfigure(config):
@@ -72,6 +121,9 @@ def pytest_unconfigure(config):
         import shutil
 
         shutil.rmtree(os.environ.pop("C4JAX_TEST_JAX_CACHE"), ignore_errors=True)
+        shutil.rmtree(os.environ.pop("XDG_CACHE_HOME"), ignore_errors=True)
+        if config._c4jax_xdg is not None:
+            os.environ["XDG_CACHE_HOME"] = config._c4jax_xdg
 
 
 # Per-compilation overrides of XLA_FLAGS above, by marker: ``optimized``
