@@ -69,6 +69,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
 import c4jax  # noqa: E402
 import naive_mctx_recipe as naive  # noqa: E402
+from network import network_params, network_prior, network_value  # noqa: E402
 from c4jax import connect4, xla_flags  # noqa: E402
 from c4jax.search import layout  # noqa: E402
 
@@ -301,36 +302,6 @@ def lsr_only(args, repeats: int, log, out) -> int:
 CALL_STYLES = ("direct", "jit", "vmap", "params")
 CALL_BATCHES = (1, 256, 1024)
 NETWORK_WEIGHTS = 5  # weight pytrees of the params rows, one per timed call in turn
-
-
-def network_params(key: jax.Array, hidden: int = 128) -> dict:
-    """The weights of a small network over Connect 4's board planes: an MLP
-    84-hidden-hidden with a tanh value head and a 7-logit prior head."""
-    game = connect4.make()
-    rows, cols = game.rows, game.cols
-    sizes = [("h1", 2 * rows * cols, hidden), ("h2", hidden, hidden), ("value", hidden, 1), ("prior", hidden, cols)]
-    keys = jax.random.split(key, len(sizes))
-    return {name: {"w": jax.random.normal(k, (n_in, n_out)) / jnp.sqrt(n_in), "b": jnp.zeros((n_out,))}
-            for k, (name, n_in, n_out) in zip(keys, sizes)}
-
-
-def _network_trunk(params: dict, env) -> jax.Array:
-    board = connect4.board_array(env).astype(jnp.int32)
-    planes = jnp.stack([board == env.to_move + 1, board == 2 - env.to_move]).reshape(-1).astype(jnp.float32)
-    h = jax.nn.relu(planes @ params["h1"]["w"] + params["h1"]["b"])
-    return jax.nn.relu(h @ params["h2"]["w"] + params["h2"]["b"])
-
-
-def network_value(params: dict, key: jax.Array, env) -> jax.Array:
-    """``value_fn(params, key, env)``: the tanh value head, for the mover."""
-    h = _network_trunk(params, env)
-    return jnp.tanh(h @ params["value"]["w"] + params["value"]["b"])[0]
-
-
-def network_prior(params: dict, env) -> jax.Array:
-    """``prior_fn(params, env)``: the prior head's 7 logits."""
-    h = _network_trunk(params, env)
-    return h @ params["prior"]["w"] + params["prior"]["b"]
 
 
 def call_measurement(style: str, batch: int, sims: int, weights: list | None = None) -> Measurement:

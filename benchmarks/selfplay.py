@@ -24,9 +24,17 @@ more than that are forced host devices (``--xla_force_host_platform_device_count
 set by this script in a child process) that share the cores.  On a GPU or
 TPU machine ``--devices all`` takes every device.
 
+``--network``: the search evaluates with a small network instead of the
+rollouts (``benchmarks/network.py``: an MLP 84-128-128, value and prior,
+Connect 4 only), its weights an argument of the compiled game loop: every
+timed call passes other weights of the same shapes, and the table counts the
+compiles they caused (none expected).  ``--devices 1,2`` beside each other
+show whether the devices share the work.
+
 Run:  python benchmarks/selfplay.py [--devices all] [--batches 256,1024]
                                     [--simulations 200] [--game connect4]
                                     [--repeats 3] [--json FILE] [--quick]
+      python benchmarks/selfplay.py --network --devices 1,2 --batches 256
 """
 
 from __future__ import annotations
@@ -55,7 +63,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--repeats", type=int, default=3, help="timed calls per point (median; default 3)")
     p.add_argument("--json", metavar="FILE", help="append one JSON line per point")
     p.add_argument("--quick", action="store_true", help="smoke run: batches 4,8, 16 simulations, 1 repeat")
+    p.add_argument("--network", action="store_true",
+                   help="evaluate with a small network (benchmarks/network.py), new weights every call")
     args = p.parse_args(argv)
+    if args.network and args.game != "connect4":
+        p.error("--network is a Connect 4 network")
     if args.quick:
         args.batches, args.simulations, args.repeats, args.openspiel_games = "4,8", 16, 1, 2
     if args.repeats < 1 or args.simulations < 1:
@@ -90,25 +102,38 @@ def main(argv: list[str] | None = None) -> int:
     results: dict = {pt: [] for pt in points}
     compile_s: dict = {}
 
+    network = {}
+    if args.network:
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        from network import network_params, network_prior, network_value
+
+        network = dict(value_fn=network_value, prior_fn=network_prior)
+
     def play(d, b, seed):
+        if args.network:
+            network["params"] = network_params(jax.random.key(seed))  # other weights every call
         return c4jax.selfplay(
             jax.random.key(seed), args.simulations, b, game.env_reset(), devices=d, batch_size=b,
-            temperature_plies=8,
+            temperature_plies=8, **network,
         )
 
     for d, b in points:
         r = play(d, b, 0)
         compile_s[(d, b)] = r.compile_seconds
         log(f"compiled {d} device(s), batch {b}: {r.compile_seconds:.1f} s")
+    compiles = c4jax.compiled_stats()["compiles"]
     for rep in range(args.repeats):
         for d, b in points:
             results[(d, b)].append(play(d, b, 1 + rep))
         log(f"round {rep + 1}/{args.repeats} done")
+    timed_compiles = c4jax.compiled_stats()["compiles"] - compiles
 
     kind = jax.local_devices()[0].device_kind
     table = Table(
         title=f"c4jax self-play, {args.game}, {args.simulations} simulations per move, on {kind} "
-        f"(median of {args.repeats})"
+        f"(median of {args.repeats})" + (", a network's value and prior, new weights every call" if args.network
+                                        else ""),
+        caption=f"compiles during the timed calls: {timed_compiles}",
     )
     for col in ("devices", "batch", "games/s", "sims/s", "plies/s", "sims/s per device", "plies per game",
                 "compile s"):
@@ -123,7 +148,7 @@ def main(argv: list[str] | None = None) -> int:
         table.add_row(str(d), str(b), f"{games:,.2f}", f"{sims:,.0f}", f"{plies:,.1f}", f"{sims / d:,.0f}",
                       f"{length:.1f}", f"{compile_s[(d, b)]:.1f}")
         rows.append(dict(
-            benchmark="selfplay", game=args.game, simulations=args.simulations, devices=d, batch=b,
+            benchmark="selfplay", network=args.network, game=args.game, simulations=args.simulations, devices=d, batch=b,
             games_per_s=round(games, 3), sims_per_s=round(sims, 1), plies_per_s=round(plies, 2),
             sims_per_s_per_device=round(sims / d, 1), plies_per_game=round(length, 2),
             compile_s=round(compile_s[(d, b)], 2), repeats=args.repeats, backend=jax.default_backend(),

@@ -5,12 +5,14 @@ A search's games are independent (game ``b`` depends only on its key), so
 the layout changes the speed of a batch, never its trees:
 
 * **Devices.** XLA runs one CPU device's program on about one core.  A
-  batch run outside a caller's ``jit`` is split over the CPU devices
-  (:func:`cpu_mesh`; ``import c4jax`` makes one per core,
-  :mod:`c4jax.xla_flags`) with :func:`jax.shard_map`, every device
-  searching its own slice of the games; its outputs stay sharded over
-  them.  A batch whose arrays the caller placed on one device stays there,
-  and GPU and TPU batches run on the default device as one program.
+  batch is split over the CPU devices (:func:`cpu_mesh`; ``import c4jax``
+  makes one per core, :mod:`c4jax.xla_flags`) with :func:`jax.shard_map`,
+  every device searching its own slice of the games, called directly or
+  inside a caller's ``jit`` (:mod:`c4jax.search.traced`); its outputs stay
+  sharded over them.  A batch whose arrays the caller placed on one device
+  stays there, GPU and TPU batches run on the default device as one
+  program, and one game on a GPU or TPU host runs on its CPU
+  (:func:`one_game_device`).
 * **Blocks.** Within a CPU device the games are searched ``BLOCK``
   (:data:`c4jax.xla_flags.CPU_BLOCK`, 1) at a time, one block after
   another (:func:`in_blocks`, a loop outside the loop over simulations
