@@ -66,8 +66,9 @@ def test_the_callers_placement_keeps_the_search_on_one_device(position):
     device = jax.local_devices(backend="cpu")[-1]
     with jax.default_device(device):
         out = jax.jit(lambda k, e: c4jax.run_mcts(k, e, SIMS))(keys, envs)
-    assert out.action.sharding.device_set == {device}
-    chex.assert_trees_all_equal(out.visit_counts, c4jax.run_mcts(keys, envs, SIMS).visit_counts)
+        direct = c4jax.run_mcts(keys, envs, SIMS)
+    assert out.action.sharding.device_set == direct.action.sharding.device_set == {device}
+    chex.assert_trees_all_equal(out.visit_counts, direct.visit_counts, c4jax.run_mcts(keys, envs, SIMS).visit_counts)
 
 
 def _value_fn(params, key, env):
@@ -117,6 +118,12 @@ def test_params_are_the_first_argument_and_checked(position):
         c4jax.run_mcts(jax.random.key(1), env, SIMS, value_fn=_value_fn, params={"w": "x"})
     with pytest.raises(ValueError, match=r"\(params, key, env\) -> value"):
         c4jax.run_mcts(jax.random.key(1), env, SIMS, value_fn=lambda k, e: 0.0, params=_weights(3))
+    with pytest.raises(ValueError, match="dtype <U1"):
+        c4jax.run_mcts(jax.random.key(1), env, SIMS, value_fn=_value_fn, params={"w1": np.array(["a"])})
+    # An error inside the function is its own, not blamed on its signature.
+    wrong = dict(_weights(3), w1=jnp.zeros((41, 8)))
+    with pytest.raises(TypeError, match="dot_general"):
+        c4jax.run_mcts(jax.random.key(1), env, SIMS, value_fn=_value_fn, params=wrong)
     with pytest.raises(ValueError, match="the same for every game of a vmapped search"):
         jax.vmap(lambda k, p: c4jax.run_mcts(k, env, SIMS, value_fn=_value_fn, params=p))(
             jax.random.split(jax.random.key(0), 2), jax.tree.map(lambda x: jnp.stack([x, x]), _weights(1)))

@@ -15,6 +15,7 @@ which would give NaN in a softmax over an all-illegal node).
 
 from __future__ import annotations
 
+import inspect
 from typing import Callable, Literal
 
 import jax
@@ -105,14 +106,20 @@ def _check_callable(name: str, fn) -> None:
 
 
 def _call_user(name: str, signature: str, fn, *args):
-    """Calls a user's ``value_fn``/``prior_fn``; a call that does not fit its
-    signature is a ValueError naming it (at trace time)."""
+    """Calls a user's ``value_fn``/``prior_fn``; arguments that do not fit
+    its signature are a ValueError naming it (at trace time).  An error
+    inside the function is its own."""
+    target, given = fn, args
     if getattr(fn, "_c4jax_params_first", False):  # search.options.WithParams
         signature = "(params, " + signature[1:]
+        target, given = fn.fn, (fn.params, *args)
     try:
-        return fn(*args)
+        inspect.signature(target).bind(*given)
     except TypeError as e:
-        raise ValueError(f"{name} must be a function {signature}; calling it raised TypeError: {e}") from e
+        raise ValueError(f"{name} must be a function {signature}; calling it that way raised TypeError: {e}") from None
+    except ValueError:  # no signature to read (some builtins): the call says
+        pass
+    return fn(*args)
 
 
 def _user_output(name: str, value, shape: tuple[int, ...]) -> jax.Array:

@@ -161,8 +161,9 @@ def use_device(args) -> None:
     if platform == default:
         return
     try:
-        device = jax.local_devices(backend=platform)[0]
+        jax.local_devices(backend=platform)
     except RuntimeError:
         raise UsageError(f"--device {platform}: this machine has no {platform.upper()} "
                          f"(its default device is a {default.upper()})") from None
-    jax.config.update("jax_default_device", device)
+    # The platform, not one device: a batch is still split over its devices.
+    jax.config.update("jax_default_device", platform)

@@ -130,6 +130,13 @@ def one_game_device(games: int, arrays=()):
     return None if platform is None else jax.local_devices(backend=platform)[0]
 
 
+def pinned_device():
+    """The device ``jax.default_device`` names, where it names one (not a
+    platform such as ``"cpu"``), else ``None``."""
+    device = jax.config.jax_default_device
+    return None if device is None or isinstance(device, str) else device
+
+
 def on_device(device):
     """A context that runs JAX's computations on ``device``
     (``jax.default_device``); none for ``None``."""
@@ -154,10 +161,12 @@ def cpu_mesh(games: int, arrays=()) -> Mesh | None:
     """A one-axis mesh (``"games"``) over the CPU devices that a batch of
     ``games`` is split over (padded to a multiple of them), or ``None`` to
     run it on one device: the default backend is not the CPU, there is one
-    CPU device, fewer than ``MIN_GAMES_PER_DEVICE`` games per device, or a
-    leaf of ``arrays`` (the search's inputs) was placed on one device.  The
-    platform is :func:`search_platform`'s."""
-    if games < 2 * MIN_GAMES_PER_DEVICE or search_platform() != "cpu" or _on_one_device(arrays):
+    CPU device, fewer than ``MIN_GAMES_PER_DEVICE`` games per device, a
+    leaf of ``arrays`` (the search's inputs) was placed on one device, or
+    the caller pinned a device (:func:`pinned_device`).  The platform is
+    :func:`search_platform`'s."""
+    if (games < 2 * MIN_GAMES_PER_DEVICE or search_platform() != "cpu" or _on_one_device(arrays)
+            or pinned_device() is not None):
         return None
     devices = jax.local_devices(backend="cpu")
     k = min(len(devices), games // MIN_GAMES_PER_DEVICE)

@@ -156,7 +156,8 @@ def check_params(params, opts: SearchOptions):
             x = np.asarray(x)
             if x.dtype.kind in "biuf":
                 return jnp.asarray(x)
-        raise ValueError(f"params must be a pytree of arrays (weights); got a leaf of type {type(x).__name__}")
+        kind = f"dtype {x.dtype}" if isinstance(x, np.ndarray) else f"type {type(x).__name__}"
+        raise ValueError(f"params must be a pytree of arrays of numbers (weights); got a leaf of {kind}")
 
     return jax.tree.map(leaf, params)
 

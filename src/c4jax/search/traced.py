@@ -40,11 +40,11 @@ __all__ = ["callers_placement", "non_finite_message", "traced_batch_search"]
 
 def callers_placement() -> bool:
     """Whether the caller chose where its program runs: a mesh context of
-    its own (``jax.sharding.set_mesh``, inside a ``shard_map``) or a
-    ``jax.default_device``."""
+    its own (``jax.sharding.set_mesh``, inside a ``shard_map``) or a device
+    named by ``jax.default_device``."""
     if not jax.sharding.get_abstract_mesh().empty:
         return True
-    return jax.config.jax_default_device is not None
+    return layout.pinned_device() is not None
 
 
 def non_finite_message(count: int) -> str:
