@@ -109,9 +109,31 @@ def _search(static: tuple):
     return fn
 
 
+def _under_vmap(args) -> bool:
+    """Whether a ``jax.vmap`` around the call maps a leaf of ``args``: a
+    probe (an identity with a batching rule) whose rule runs only then."""
+    mapped = []
+
+    def rule(axis_size, in_batched, *xs):
+        mapped.append(True)
+        return list(xs), list(in_batched)
+
+    probe = jax.custom_batching.custom_vmap(lambda *xs: list(xs))
+    probe.def_vmap(rule)
+    leaves = jax.tree.leaves(args)
+    if leaves:
+        probe(*leaves)  # its output is unused: nothing of it stays in the program
+    return bool(mapped)
+
+
 def traced_batch_search(keys, envs, tree, params, opts: SearchOptions, num_simulations: int,
                         gumbel_simulations: int | None, continuing: bool) -> SearchOutput:
     """The search of ``[B]`` games traced into the caller's program
     (:func:`c4jax.search.stages.traced_search` under the rules of the module
-    docstring)."""
-    return _search((opts, num_simulations, gumbel_simulations, continuing))(keys, envs, tree, params)
+    docstring).  The batching rule is attached only under a ``vmap``
+    (the search traced once, not twice, elsewhere)."""
+    static = (opts, num_simulations, gumbel_simulations, continuing)
+    if _under_vmap((keys, envs, tree, params)):
+        return _search(static)(keys, envs, tree, params)
+    return _split_search(keys, envs, tree, params, opts=opts, num_simulations=num_simulations,
+                         gumbel_simulations=gumbel_simulations, continuing=continuing)
