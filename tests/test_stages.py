@@ -77,7 +77,10 @@ def test_the_staged_programs_give_the_search_traced_as_one_program(cache_folder,
     envs = jax.tree.map(lambda *xs: jnp.stack(xs), *[module.from_moves(m) for m in moves * 5])  # 20 games:
     key = jax.random.key(7)  # split over the CPU devices where there are two
     staged = c4jax.run_mcts(key, envs, 40, **options)
-    traced = jax.jit(lambda k, e: c4jax.run_mcts(k, e, 40, **options))(key, envs)
+    # The traced search on one device (the caller's placement keeps it there):
+    # the staged programs split over the devices against one program on one.
+    with jax.default_device(jax.local_devices(backend="cpu")[0]):
+        traced = jax.jit(lambda k, e: c4jax.run_mcts(k, e, 40, **options))(key, envs)
     chex.assert_trees_all_equal(jax.device_get(staged), jax.device_get(traced))
     if game == "tictactoe":  # one game: tests/test_search.py::test_eager_and_jit_agree
         return
