@@ -67,7 +67,7 @@ def _build(rows: int, cols: int, quick: bool):
     import jax.numpy as jnp
 
     import c4jax
-    from c4jax import connect4
+    from c4jax.games import connect4
 
     game = connect4.make(rows, cols)  # raises ValueError where this c4jax has no such board
     empty = game.env_reset()
@@ -137,7 +137,7 @@ def _program_summary(rows: int, cols: int) -> dict:
     import jax
 
     import c4jax
-    from c4jax import connect4
+    from c4jax.games import connect4
 
     game = connect4.make(rows, cols)
     env = game.env_reset()

@@ -31,7 +31,7 @@ def main(argv: list[str] | None = None) -> int:
     import jax.monitoring
 
     import c4jax
-    from c4jax import connect4
+    from c4jax.games import connect4
 
     compiles = []
 

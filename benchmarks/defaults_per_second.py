@@ -54,7 +54,7 @@ def match(changed: dict, budget: float, games: int, seed: int) -> dict:
         task = progress.add_task(json.dumps(changed), total=games)
         for g in range(games):
             a_first = g % 2 == 0
-            env = c4jax.connect4.env_reset()
+            env = c4jax.games.connect4.env_reset()
             a.new_game(env, jax.random.fold_in(jax.random.key(seed + 1), g))
             b.new_game(env, jax.random.fold_in(jax.random.key(seed + 2), g))
             ply = 0
@@ -63,7 +63,7 @@ def match(changed: dict, budget: float, games: int, seed: int) -> dict:
                 action = mover.act(env, ply)
                 a.observe(action)
                 b.observe(action)
-                env, _, _ = c4jax.connect4.env_step(env, action)
+                env, _, _ = c4jax.games.connect4.env_step(env, action)
                 ply += 1
             winner = int(env.winner)
             if winner not in (0, 1):

@@ -80,7 +80,7 @@ fi
 
 step machine 40 bash -c "nvidia-smi || true; \"$PY\" -c '
 import jax, c4jax, mctx
-from c4jax import connect4
+from c4jax.games import connect4
 print(jax.__version__, mctx.__version__, jax.default_backend(), jax.devices())
 envs = jax.tree.map(lambda *xs: jax.numpy.stack(xs), *[connect4.from_moves(m) for m in [\"\", \"4\", \"44\", \"4453\"]])
 out = c4jax.run_mcts(jax.random.key(0), envs, 16)
@@ -88,7 +88,7 @@ print(\"batch 4 x 16 simulations: actions\", out.action, \"visit counts\", out.v
 '"
 step one_game 90 "$PY" -c '
 import time, statistics, jax, c4jax
-from c4jax import connect4
+from c4jax.games import connect4
 env = connect4.from_moves("4453")
 def rate(label):
     c4jax.run_mcts(jax.random.key(0), env, 1000).action.block_until_ready()

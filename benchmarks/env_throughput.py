@@ -39,7 +39,7 @@ from typing import Callable
 import jax
 import jax.numpy as jnp
 
-from c4jax import connect4, tictactoe
+from c4jax.games import connect4, tictactoe
 
 GAMES = {
     "connect4": (lambda: connect4.make(), "connect_four"),

@@ -62,7 +62,7 @@ class C4jaxPlayer:
     ``sims`` simulations per move (``run_mcts``)."""
 
     def __init__(self, seed: int, budget: float | None = None, sims: int | None = None, **options):
-        self.game = c4jax.connect4
+        self.game = c4jax.games.connect4
         self.budget, self.sims, self.options = budget, sims, options
         self.key = jax.random.key(seed)
         self.capacity = (
@@ -158,7 +158,7 @@ def play_match(c4: C4jaxPlayer, os_player: OpenSpielPlayer, games: int, seed: in
         for g in range(games):
             c4_first = g % 2 == 0
             state = game.new_initial_state()
-            env = c4jax.connect4.env_reset()
+            env = c4jax.games.connect4.env_reset()
             c4.new_game(env, jax.random.fold_in(jax.random.key(seed), g))
             os_player.new_game(seed * 1000 + g)
             ply = 0
@@ -176,7 +176,7 @@ def play_match(c4: C4jaxPlayer, os_player: OpenSpielPlayer, games: int, seed: in
                     # MCTSBot advances with the state it is shown; keep c4jax's tree in step.
                 c4.observe(action)
                 state.apply_action(action)
-                env, _, _ = c4jax.connect4.env_step(env, action)
+                env, _, _ = c4jax.games.connect4.env_step(env, action)
                 ply += 1
             returns = state.returns()
             mine = returns[0] if c4_first else returns[1]
@@ -255,7 +255,7 @@ def main(argv: list[str] | None = None) -> int:
         # Calibration: two games of c4jax against itself at the budget.
         positions = []
         for g in range(2):
-            env = c4jax.connect4.env_reset()
+            env = c4jax.games.connect4.env_reset()
             c4.new_game(env, jax.random.key(10_000 + g))
             moves: list[int] = []
             while not bool(env.done):
@@ -263,7 +263,7 @@ def main(argv: list[str] | None = None) -> int:
                 a = c4.act(env, len(moves))
                 c4.observe(a)
                 moves.append(a)
-                env, _, _ = c4jax.connect4.env_step(env, a)
+                env, _, _ = c4jax.games.connect4.env_step(env, a)
         c4_median = statistics.median(c4.times)
         os_sims, os_us = calibrate_openspiel(c4_median, args.seed, positions)
         c4.times.clear()

@@ -35,7 +35,7 @@ import jax
 import jax.numpy as jnp
 
 import c4jax
-from c4jax import connect4
+from c4jax.games import connect4
 
 
 def _value(text: str):
@@ -131,9 +131,9 @@ def main(argv: list[str] | None = None) -> int:
             p.error(f"--option takes NAME=VALUE; got {item!r}")
         options[name] = _value(value)
     if args.block is not None:
-        from c4jax.search import layout
+        from c4jax.search import programs
 
-        layout.BLOCK = args.block
+        programs.BLOCK = args.block
     k, own, calls, scopes = profile(args.simulations, args.batch, **options)
     result = {"simulations": args.simulations, "batch": args.batch, "block": args.block, "options": options,
               "kernels_per_simulation": round(k, 1)}

@@ -5,7 +5,7 @@ Budgets 100..3,000 (a fixed pseudo-random order), boards 6x7, 5x5, 8x10 and
 14x20, batches of 1 and 8 games: every search a shape of its own or one
 met before.  Every 25 searches it prints the process's memory mappings
 (``/proc/self/maps``), its resident memory (RSS), the searches compiled so
-far and the seconds spent compiling them (:mod:`c4jax.search.compiled`).
+far and the seconds spent compiling them (:mod:`c4jax.runtime.compiled`).
 
 Before the compiled-search set (issue 14) each distinct budget compiled a
 search and kept it: a process that searched 92 budgets passed Linux's
@@ -46,7 +46,7 @@ def main(argv: list[str] | None = None) -> int:
 
     import c4jax  # first: it sets XLA's CPU loop flag before JAX starts
     import jax
-    from c4jax.search import compiled
+    from c4jax.runtime import compiled
 
     if args.cache_dir:
         # As the c4jax command does: a search dropped from the process's set
@@ -56,7 +56,7 @@ def main(argv: list[str] | None = None) -> int:
 
     rng = random.Random(args.seed)
     boards = [(6, 7), (5, 5), (8, 10), (14, 20)]
-    games = {b: c4jax.connect4.make(*b) for b in boards}
+    games = {b: c4jax.games.connect4.make(*b) for b in boards}
     t_start = time.perf_counter()
     rows = []
     print(f"{'searches':>8} {'mappings':>9} {'RSS MB':>8} {'compiled':>8} {'compile s':>9} {'elapsed s':>9}  last")

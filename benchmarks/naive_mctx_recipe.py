@@ -190,7 +190,7 @@ def batch_reset(batch: int) -> State:
 
 def _self_check() -> None:
     """Checks the rules against c4jax on random games (run as a script)."""
-    from c4jax import connect4
+    from c4jax.games import connect4
 
     rng = np.random.default_rng(0)
     jstep = jax.jit(step)

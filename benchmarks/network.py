@@ -9,7 +9,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from c4jax import connect4
+from c4jax.games import connect4
 
 
 def network_params(key: jax.Array, hidden: int = 128) -> dict:

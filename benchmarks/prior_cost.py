@@ -17,7 +17,7 @@ import jax
 import numpy as np
 
 import c4jax
-from c4jax import connect4
+from c4jax.games import connect4
 
 
 def main(argv=None) -> None:

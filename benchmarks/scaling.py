@@ -67,7 +67,7 @@ def _worker_search(batch: int, sims: int):
     import jax.numpy as jnp
 
     import c4jax
-    from c4jax import connect4
+    from c4jax.games import connect4
 
     envs = jax.tree.map(lambda x: jnp.stack([x] * batch), connect4.env_reset())
     fn = jax.jit(lambda k, e: c4jax.run_mcts(k, e, sims).visit_counts)
@@ -94,7 +94,7 @@ def _worker_subtree(batch: int, capacity: int):
     import jax.numpy as jnp
 
     import c4jax
-    from c4jax import connect4
+    from c4jax.games import connect4
 
     envs = jax.tree.map(lambda x: jnp.stack([x] * batch), connect4.env_reset())
     sims = min((capacity - 2) // 2, 64_000 // batch)

@@ -8,7 +8,7 @@ Measured in one run, so that the ratios hold on a shared machine:
   at 200 and at 1,000 simulations per move (the reference is their mean);
 * ``c4jax.run_mcts`` called as a user calls it (from Python, not inside a
   ``jit`` of ours, so that a batch is laid out over the CPU's cores,
-  :mod:`c4jax.search.layout`), a new key per call: batch 1 x 1,000
+  :mod:`c4jax.search.programs`), a new key per call: batch 1 x 1,000
   simulations and batches 16, 64, 256, 1,024, 4,096 x 200, with the default
   options and with ``rollout_policy="uniform"`` (OpenSpiel's work per
   simulation: one uniformly random rollout per leaf);
@@ -70,8 +70,9 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import c4jax  # noqa: E402
 import naive_mctx_recipe as naive  # noqa: E402
 from network import network_params, network_prior, network_value  # noqa: E402
-from c4jax import connect4, xla_flags  # noqa: E402
-from c4jax.search import layout  # noqa: E402
+from c4jax.games import connect4  # noqa: E402
+from c4jax.runtime import xla_flags
+from c4jax.search import programs  # noqa: E402
 
 OPENSPIEL_STEPS_PER_ROUND = 10
 BATCHES = (16, 64, 256, 1024, 4096)
@@ -116,13 +117,13 @@ def c4jax_measurement(batch: int, sims: int, block: int | None = None, opt_level
     keys = [jax.random.key(i) for i in range(1000)]
 
     def run(i: int) -> None:
-        saved = layout.BLOCK, xla_flags.CPU_OPT_LEVEL
-        layout.BLOCK = saved[0] if block is None else block
+        saved = programs.BLOCK, xla_flags.CPU_OPT_LEVEL
+        programs.BLOCK = saved[0] if block is None else block
         xla_flags.CPU_OPT_LEVEL = saved[1] if opt_level is None else opt_level
         try:
             c4jax.run_mcts(keys[i % len(keys)], envs, sims, **options).action.block_until_ready()
         finally:
-            layout.BLOCK, xla_flags.CPU_OPT_LEVEL = saved
+            programs.BLOCK, xla_flags.CPU_OPT_LEVEL = saved
 
     label = ", ".join(f"{k}={v}" for k, v in options.items()) or "defaults"
     kind = "c4jax-uniform" if options.get("rollout_policy") == "uniform" else "c4jax"
@@ -262,7 +263,7 @@ def levels_only(args, repeats: int, log, out) -> int:
 def lsr_only(args, repeats: int, log, out) -> int:
     """``--lsr``: the default search at batch 1 x 1,000 and 1,024 x
     --batch-sims with LLVM's loop strength reduction off (c4jax's default,
-    :data:`c4jax.xla_flags.LLVM_NO_LSR`) and on.  ``XLA_FLAGS`` is read when
+    :data:`c4jax.runtime.xla_flags.LLVM_NO_LSR`) and on.  ``XLA_FLAGS`` is read when
     JAX starts, so each setting runs in fresh processes (``--batches``),
     alternating, twice each; the figures are the medians of both."""
     from rich.table import Table

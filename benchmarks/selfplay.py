@@ -19,7 +19,7 @@ random rollout per leaf, one thread) playing Connect 4 against itself at the
 same simulations per move, ``--openspiel-games`` games (sims/s, games/s).
 
 On a CPU machine ``import c4jax`` makes one CPU device per core
-(:mod:`c4jax.xla_flags`), and ``--devices all`` (the default) takes them;
+(:mod:`c4jax.runtime.xla_flags`), and ``--devices all`` (the default) takes them;
 more than that are forced host devices (``--xla_force_host_platform_device_count``,
 set by this script in a child process) that share the cores.  On a GPU or
 TPU machine ``--devices all`` takes every device.
@@ -93,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
     from rich.table import Table
 
     log = Console(stderr=True, width=120).log
-    game = c4jax.connect4 if args.game == "connect4" else c4jax.tictactoe
+    game = c4jax.games.connect4 if args.game == "connect4" else c4jax.games.tictactoe
     batches = _ints(args.batches)
     points = [(d, b) for d in devices for b in batches if b % d == 0]
     skipped = [(d, b) for d in devices for b in batches if b % d]

@@ -38,10 +38,12 @@ os.environ.setdefault("C4JAX_CPU_DEVICES", "1")
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 
-from c4jax import connect4, xla_flags  # noqa: E402
-from c4jax.values import rollout_function  # noqa: E402
-from c4jax.search.search import prepare_search  # noqa: E402
-from c4jax.search.stage_programs import compile_stages  # noqa: E402
+from c4jax.games import connect4  # noqa: E402
+
+from c4jax.runtime import xla_flags
+from c4jax.search.values import rollout_function  # noqa: E402
+from c4jax.search.run import prepare_search  # noqa: E402
+from c4jax.search.programs import compile_stages  # noqa: E402
 
 
 def _zero(key, env):

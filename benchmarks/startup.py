@@ -37,7 +37,7 @@ _COMPILE = r"""
 import sys, time
 import c4jax, jax, jax.numpy as jnp
 batch, n = int(sys.argv[1]), int(sys.argv[2])
-env = c4jax.connect4.env_reset()
+env = c4jax.games.connect4.env_reset()
 if batch > 1:
     env = jax.tree.map(lambda x: jnp.broadcast_to(x, (batch,) + x.shape), env)
 times = []

@@ -87,7 +87,7 @@ def play_position(record: dict, player, solver: PonsSolver, seed: int) -> dict:
     """One game from ``record``'s position: c4jax for the side to move."""
     import jax
 
-    from c4jax import connect4
+    from c4jax.games import connect4
 
     moves = record["moves"]
     env = connect4.from_moves(moves)

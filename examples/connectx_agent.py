@@ -36,7 +36,7 @@ def warm_up(rows: int = 6, columns: int = 7, inarow: int = 4, budget: float = BU
     and returns the game."""
     key = (rows, columns, inarow)
     if key not in _GAMES:
-        game = c4jax.connect4.make(rows, columns, inarow)
+        game = c4jax.games.connect4.make(rows, columns, inarow)
         # One search of the agent's own budget compiles both chunk programs
         # of the anytime driver at the tree capacity that budget gets
         # (c4jax.search.anytime.anytime_capacity); every move's search on
@@ -70,7 +70,7 @@ def main() -> None:
     if args.games < 1 or not 0 < args.budget <= 1.0:
         p.error("--games must be >= 1 and --budget in (0, 1] seconds (ConnectX's actTimeout is 2 s)")
     try:
-        c4jax.connect4.make(args.rows, args.columns, args.inarow)
+        c4jax.games.connect4.make(args.rows, args.columns, args.inarow)
     except ValueError as e:  # a size that makes no game: a usage error, not a traceback
         flags = {"rows": "--rows", "cols": "--columns", "connect": "--inarow"}  # c4jax's names, the flags
         p.error(re.sub(r"\b(rows|cols|connect)\b", lambda m: flags[m.group(1)], str(e)))

@@ -14,6 +14,7 @@ against MCTS with the default rollouts, colours alternating, and prints the
 result.
 
     python examples/custom_evaluation.py [--simulations 200] [--games 20] [--dot tree.dot]
+    python examples/custom_evaluation.py --simulations 16 --games 0    # the first search alone
 
 ``--dot FILE`` also writes the first search's tree (two plies deep) as
 Graphviz DOT text (``c4jax.tree_to_dot``), and renders it to ``FILE.svg``
@@ -30,7 +31,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import c4jax
-from c4jax import connect4
+from c4jax.games import connect4
 
 
 def windows(rows: int = 6, cols: int = 7, k: int = 4) -> np.ndarray:
@@ -69,15 +70,17 @@ def make_value_fn(weights=(0.0, 0.02, 0.1, 0.5), scale: float = 1.0):
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--simulations", type=int, default=200)
-    p.add_argument("--games", type=int, default=20, help="arena games (even)")
+    p.add_argument("--games", type=int, default=20, help="arena games (even; 0: no arena)")
     p.add_argument("--dot", metavar="FILE", help="write the first search's tree (Graphviz DOT text)")
     args = p.parse_args(argv)
     value_fn = make_value_fn()
 
-    env = connect4.from_moves("4453")
+    moves = "4453"
+    env = connect4.from_moves(moves)
     out = c4jax.run_mcts(jax.random.key(0), env, args.simulations, value_fn=value_fn)
-    print(f"Position 4453, O to move: value_fn says {float(value_fn(None, env)):+.3f}; "
-          f"the search ({args.simulations} simulations) plays column {int(out.action) + 1}, "
+    mover = "XO"[int(env.to_move)]  # the side whose value value_fn gives
+    print(f"Position {moves}, {mover} to move: value_fn says {float(value_fn(None, env)):+.3f}; "
+          f"the search ({args.simulations:,} simulations) plays column {int(out.action) + 1}, "
           f"root value {float(out.value):+.3f}")
     if args.dot:
         import shutil
@@ -90,11 +93,13 @@ def main(argv=None) -> None:
             subprocess.run(["dot", "-Tsvg", args.dot, "-o", args.dot + ".svg"], check=True)
             print(f"rendered it to {args.dot}.svg")
 
+    if not args.games:
+        return
     a = c4jax.mcts_player(args.simulations, value_fn=value_fn, name=f"mcts:{args.simulations}+windows")
     b = c4jax.mcts_player(args.simulations, name=f"mcts:{args.simulations}+rollouts")
     result = c4jax.arena(jax.random.key(1), a, b, args.games, progress=True)
     lo, hi = result.wins_ci
-    print(f"{result.player_a} against {result.player_b}, {result.num_games} games: W/D/L "
+    print(f"{result.player_a} against {result.player_b}, {result.num_games:,} games: W/D/L "
           f"{result.wins}/{result.draws}/{result.losses}, score {result.score:.0%}, Elo {result.elo:+.0f} "
           f"(A's wins: 95% interval {lo:.0%}-{hi:.0%})")
 

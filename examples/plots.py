@@ -3,6 +3,7 @@
     python examples/plots.py                    # reads benchmarks/strength/results_*.json
     python examples/plots.py --quick            # recomputes small versions (a few minutes)
     python examples/plots.py --out some/dir --keys 200 --simulations 200
+    python examples/plots.py --only action_histogram --keys 8 --simulations 16   # one figure
 
 Figures (written to --out, default benchmarks/strength/img/):
 
@@ -112,7 +113,7 @@ def action_histogram(out: pathlib.Path, keys: int, sims: int) -> pathlib.Path:
     import jax.numpy as jnp
 
     import c4jax
-    from c4jax import connect4
+    from c4jax.games import connect4
 
     data = pathlib.Path(c4jax.__file__).parent / "data" / "connect4_positions.jsonl"
     recs = [json.loads(line) for line in data.read_text().splitlines() if line.strip()]
@@ -165,6 +166,8 @@ def action_histogram(out: pathlib.Path, keys: int, sims: int) -> pathlib.Path:
 
 
 TALL_BOARDS = ((40, 7), (19, 15))  # (rows, columns): the tutorial's boards
+FIGURES = ("action_histogram", "tall_boards_actions", "optimal_rate_by_budget", "connect4_strength",
+           "connect4_optimal_moves", "ttt_sweep")  # the files' names, without .png
 BUDGETS = (100, 200, 500, 1000, 2000)
 
 
@@ -175,7 +178,7 @@ def tall_boards_histogram(out: pathlib.Path, keys: int, sims: int = 100) -> path
     import jax.numpy as jnp
 
     import c4jax
-    from c4jax import connect4
+    from c4jax.games import connect4
 
     fig, axes = plt.subplots(1, len(TALL_BOARDS), figsize=(12, 4.2), constrained_layout=True,
                              gridspec_kw={"width_ratios": [c for _, c in TALL_BOARDS]})
@@ -209,7 +212,7 @@ def optimal_rate_by_budget(out: pathlib.Path, budgets=BUDGETS) -> pathlib.Path:
     import jax.numpy as jnp
 
     import c4jax
-    from c4jax import connect4
+    from c4jax.games import connect4
 
     data = pathlib.Path(c4jax.__file__).parent / "data" / "connect4_positions.jsonl"
     recs = [json.loads(line) for line in data.read_text().splitlines() if line.strip()]
@@ -454,21 +457,30 @@ def main(argv=None) -> None:
     p.add_argument("--quick", action="store_true", help="recompute small versions instead of reading the JSON")
     p.add_argument("--keys", type=int, default=200, help="searches per histogram")
     p.add_argument("--simulations", type=int, default=200, help="simulations of the histogram (and 8x)")
+    p.add_argument("--only", choices=FIGURES, default=None, help="write this figure alone (default: all)")
     args = p.parse_args(argv)
     if args.quick:
         args.keys = min(args.keys, 50)
     args.out.mkdir(parents=True, exist_ok=True)
-    written = [action_histogram(args.out, args.keys, args.simulations)]
-    written.append(tall_boards_histogram(args.out, args.keys))
-    written.append(optimal_rate_by_budget(args.out, BUDGETS[:2] if args.quick else BUDGETS))
-    c4, ttt = find_results(args.out, args.quick)
-    entries = load(c4)
-    written.append(strength_plot(entries, args.out))
-    written.append(optimal_moves_plot(entries, args.out))
-    if ttt is not None:
-        path = ttt_sweep_plot(load(ttt), args.out)
-        if path:
-            written.append(path)
+    wanted = FIGURES if args.only is None else (args.only,)
+    written = []
+    if "action_histogram" in wanted:
+        written.append(action_histogram(args.out, args.keys, args.simulations))
+    if "tall_boards_actions" in wanted:
+        written.append(tall_boards_histogram(args.out, args.keys))
+    if "optimal_rate_by_budget" in wanted:
+        written.append(optimal_rate_by_budget(args.out, BUDGETS[:2] if args.quick else BUDGETS))
+    if {"connect4_strength", "connect4_optimal_moves", "ttt_sweep"} & set(wanted):
+        c4, ttt = find_results(args.out, args.quick)
+        entries = load(c4)
+        if "connect4_strength" in wanted:
+            written.append(strength_plot(entries, args.out))
+        if "connect4_optimal_moves" in wanted:
+            written.append(optimal_moves_plot(entries, args.out))
+        if "ttt_sweep" in wanted and ttt is not None:
+            path = ttt_sweep_plot(load(ttt), args.out)
+            if path:
+                written.append(path)
     for w in written:
         print(f"wrote {w}")
 

@@ -17,6 +17,8 @@ import jax
 from rich.console import Console
 
 import c4jax
+from c4jax.present.analysis import search_table
+from c4jax.present.boards import render_rich
 
 DEFAULT_MOVES = "75621755215645652166771736427324123"
 
@@ -28,7 +30,7 @@ def main() -> None:
     parser.add_argument("--simulations", type=int, default=2000)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
-    game = c4jax.connect4 if args.game == "connect4" else c4jax.tictactoe
+    game = c4jax.make(args.game)
     moves = args.moves if args.moves is not None else (DEFAULT_MOVES if args.game == "connect4" else "")
     console = Console()
     try:
@@ -46,13 +48,13 @@ def main() -> None:
     out = jax.block_until_ready(search(jax.random.key(args.seed), env))
     second = time.perf_counter() - t0
 
-    console.print(game.render_rich(env))
+    console.print(render_rich(game, env))
     if int(out.action) < 0:
         console.print("The game is over: nothing to search.")
         return
     # The table c4jax analyze prints: visits, share, Q-value, what the solver
     # proved, prior and principal variation of every legal move.
-    console.print(c4jax.search_table(out, env, f"MCTS, {args.simulations} simulations", with_prior=True))
+    console.print(search_table(out, env, f"MCTS, {args.simulations:,} simulations", with_prior=True))
     console.print(f"best move: [bold]{int(out.action) + 1}[/bold]   root value {float(out.value):+.3f}")
     # Near the end of a game the rollouts are short: more simulations per second than from the empty board.
     console.print(f"search {second * 1000:.0f} ms ({args.simulations / second:,.0f} simulations/s; "

@@ -1,22 +1,24 @@
 """Your own game, outside the package: 4x4 tic-tac-toe (four in a row).
 
 A game is a frozen, hashable object with the methods of the
-:class:`c4jax.env.Game` contract; ``c4jax.testing.check_game`` checks it, and
+:class:`c4jax.games.env.Game` contract; ``c4jax.games.testing.check_game`` checks it, and
 then ``run_mcts`` (with its solver), subtree reuse, the players and the arena
 take it as they take Connect 4, with no change to the package.  The rules
-below reuse the package's shared pieces: :func:`c4jax.env.empty_board`, :func:`c4jax.env.finish_step` (the
-rules every game shares after a move), :func:`c4jax.rollout.playout` (the
-rollout loop) and :func:`c4jax.inputs.one_game_or_batch` (one game or a batch).
+below reuse the package's shared pieces: :func:`c4jax.games.env.empty_board`, :func:`c4jax.games.env.finish_step` (the
+rules every game shares after a move), :func:`c4jax.games.rollout.playout` (the
+rollout loop) and :func:`c4jax.games.positions.one_game_or_batch` (one game or a batch).
 
 Board: a 16-bit mask per player in one ``uint32`` word (``stones[p, 0]``),
 bit ``i`` = cell ``i + 1`` counted row by row from the top left; actions are
 the cells, 0-based.
 
     python examples/tictactoe4.py          # check_game, a search, an arena
+    python examples/tictactoe4.py --simulations 64 --games 4
 """
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 
 import jax
@@ -24,9 +26,9 @@ import jax.numpy as jnp
 import numpy as np
 
 import c4jax
-from c4jax.env import Env, check_game, empty_board, finish_step
-from c4jax.inputs import as_action, one_game_or_batch
-from c4jax.rollout import playout
+from c4jax.games.env import Env, check_game, empty_board, finish_step
+from c4jax.games.positions import as_action, one_game_or_batch
+from c4jax.games.rollout import playout
 
 N = 4
 ALL = (1 << (N * N)) - 1
@@ -145,22 +147,29 @@ class TicTacToe4:
 GAME = TicTacToe4()
 
 
-def main() -> None:
-    from c4jax.testing import check_game as check
+def main(argv=None) -> None:
+    from c4jax.games.testing import check_game as check
 
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--simulations", type=int, default=200, help="of the search and of the arena's MCTS player")
+    p.add_argument("--games", type=int, default=20, help="arena games (even; 0: no arena)")
+    args = p.parse_args(argv)
     check(GAME)
     print("check_game(TicTacToe4()): passed")
     env = GAME.env_reset()
     for a in (0, 5, 1, 6, 2):  # X has cells 1, 2, 3 of the top row; O 6, 7
         env, _, _ = GAME.env_step(env, a)
     print(GAME.render(env))
-    out = c4jax.run_mcts(jax.random.key(0), env, 200)
-    print(f"O to move must block cell 4: the search plays cell {int(out.action) + 1} "
+    out = c4jax.run_mcts(jax.random.key(0), env, args.simulations)
+    print(f"{'XO'[int(env.to_move)]} to move must block cell 4: the search plays cell {int(out.action) + 1} "
           f"(proven bounds of that move: [{float(out.qvalue_lower[out.action]):+.0f}, "
           f"{float(out.qvalue_upper[out.action]):+.0f}])")
-    result = c4jax.arena(jax.random.key(1), c4jax.mcts_player(200), c4jax.random_player(), 20, GAME.env_reset())
+    if not args.games:
+        return
+    result = c4jax.arena(jax.random.key(1), c4jax.mcts_player(args.simulations), c4jax.random_player(), args.games,
+                         GAME.env_reset())
     lo, hi = result.wins_ci
-    print(f"{result.player_a} against {result.player_b}, {result.num_games} games: W/D/L "
+    print(f"{result.player_a} against {result.player_b}, {result.num_games:,} games: W/D/L "
           f"{result.wins}/{result.draws}/{result.losses}, score {result.score:.0%}, Elo {result.elo:+.0f} "
           f"(A's wins: 95% interval {lo:.0%}-{hi:.0%})")
 

@@ -23,7 +23,7 @@ shared persistent compilation cache.
 import gc
 import os
 
-# c4jax keeps 16 compiled searches by default (c4jax.search.compiled); a test
+# c4jax keeps 16 compiled searches by default (c4jax.runtime.compiled); a test
 # module meets more shapes than that and comes back to them, so the suite
 # keeps 32, dropped with JAX's caches after every module (below).
 os.environ.setdefault("C4JAX_MAX_COMPILED", "32")
@@ -47,7 +47,7 @@ for _flag, _value in _FLAGS:
 import jax  # noqa: E402
 import pytest  # noqa: E402
 
-from c4jax.xla_flags import CPU_OPT_LEVEL  # noqa: E402
+from c4jax.runtime.xla_flags import CPU_OPT_LEVEL  # noqa: E402
 
 
 def pytest_configure(config):
@@ -128,7 +128,7 @@ def pytest_unconfigure(config):
 
 # Per-compilation overrides of XLA_FLAGS above, by marker: ``optimized``
 # gets the LLVM level c4jax compiles its programs with for users
-# (c4jax.xla_flags.CPU_OPT_LEVEL) and XLA's default fusion emitters;
+# (c4jax.runtime.xla_flags.CPU_OPT_LEVEL) and XLA's default fusion emitters;
 # ``users_hlo`` (the tests that inspect compiled HLO) the fusion emitters,
 # whose flag changes XLA's fusion decisions and so the optimised HLO, while
 # LLVM's optimisation level changes only machine code (checked: the
@@ -180,7 +180,7 @@ def _drop_jax_caches_after_module():
         return
     import sys
 
-    if "c4jax.search.compiled" in sys.modules:
-        sys.modules["c4jax.search.compiled"].clear()
+    if "c4jax.runtime.compiled" in sys.modules:
+        sys.modules["c4jax.runtime.compiled"].clear()
     jax.clear_caches()
     gc.collect()

@@ -17,7 +17,7 @@ _CALLED = re.compile(
 _BRANCHES = re.compile(r"branch_computations=\{([^}]*)\}")
 _INSTR = re.compile(r"^\s*(?:ROOT\s+)?%?([\w.\-]+)\s*=\s*(.*)$")
 _DIMS = re.compile(r"\[([\d,]*)\]")
-# The named scope of the search's loop over simulations (c4jax.search.stages).
+# The named scope of the search's loop over simulations (c4jax.search.mcts).
 SIMULATIONS_SCOPE = "simulations"
 
 

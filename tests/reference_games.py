@@ -5,7 +5,7 @@ is a list of rows (``grid[r][c]``, row 0 = the top row, as drawn) holding
 ``"X"`` (the first player), ``"O"`` (the second) or ``None``; lines are found by
 walking the grid from a cell in the four directions.
 
-The contract is the library's (``c4jax.connect4`` module docstring):
+The contract is the library's (``c4jax.games.connect4`` module docstring):
 
 * ``step(state, action)`` returns ``(state, reward, done)``, the reward of the
   mover: +1 if the move makes a line, 0 otherwise (draws included), -1 for an

@@ -1,5 +1,5 @@
-"""Analysis you can export: ``c4jax.tree_to_dot``, ``c4jax.move_stats`` and
-``c4jax.search_table`` here; ``c4jax analyze --json`` and ``--dot`` end to
+"""Analysis you can export: ``c4jax.tree_to_dot``, ``c4jax.present.analysis.move_stats`` and
+``c4jax.present.analysis.search_table`` here; ``c4jax analyze --json`` and ``--dot`` end to
 end in ``test_cli.py``."""
 
 from __future__ import annotations
@@ -11,8 +11,9 @@ import numpy as np
 import pytest
 
 import c4jax
-from c4jax import connect4 as c4
-from c4jax import tictactoe as ttt
+from c4jax.present.analysis import move_stats, search_table
+from c4jax.games import connect4 as c4
+from c4jax.games import tictactoe as ttt
 
 NODE = re.compile(r"^  n(\d+) \[label=\"(.*)\"\];$", re.M)
 EDGE = re.compile(r"^  n(\d+) -> n(\d+) \[label=\"move (\d+)\\nQ ([-+0-9.]+)\\nprior ([0-9.]+)", re.M)
@@ -38,7 +39,7 @@ def test_one_dot_node_per_visited_node_and_edges_from_the_tree(search):
         expect = tree.children_rewards[0, parent, a] + tree.children_discounts[0, parent, a] * tree.children_values[0, parent, a]
         assert float(q) == pytest.approx(float(expect), abs=6e-4)
     root = NODE.search(dot).group(2)
-    assert f"visits {int(tree.node_visits[0, 0])}" in root and root.startswith("root")
+    assert f"visits {int(tree.node_visits[0, 0]):,}" in root and root.startswith("root")
 
 
 def test_depth_and_visit_filters(search):
@@ -59,7 +60,7 @@ def test_move_stats_and_search_table_of_one_search(search):
     from rich.console import Console
 
     env = c4.from_moves("4453")
-    stats = c4jax.move_stats(search, env)
+    stats = move_stats(search, env)
     assert [m["move"] for m in stats] == [1, 2, 3, 4, 5, 6, 7]
     assert [m["visits"] for m in stats] == np.asarray(search.visit_counts).tolist()
     assert sum(m["share"] for m in stats) == pytest.approx(1.0)
@@ -71,27 +72,27 @@ def test_move_stats_and_search_table_of_one_search(search):
         if m["visits"]:
             assert m["q"] == pytest.approx(float(search.qvalues[m["move"] - 1]))
     con = Console(width=120, record=True, file=open("/dev/null", "w"))
-    con.print(c4jax.search_table(search, env, with_prior=True))
+    con.print(search_table(search, env, with_prior=True))
     text = con.export_text()
     assert "X to move" in text and "<- best" in text
     rows = [ln for ln in text.splitlines() if re.match(r"^\W*\d+ \W+\d+ ", ln)]
     assert len(rows) == 7, text
     # The same from a batch of one (env and output batched).
     batched = c4jax.run_mcts(jax.random.key(0), jax.tree.map(lambda x: x[None], env), 50)
-    assert [m["move"] for m in c4jax.move_stats(batched, jax.tree.map(lambda x: x[None], env))] == [1, 2, 3, 4, 5, 6, 7]
+    assert [m["move"] for m in move_stats(batched, jax.tree.map(lambda x: x[None], env))] == [1, 2, 3, 4, 5, 6, 7]
 
 
 def test_move_stats_refuses_more_than_one_game(search):
     two = jax.tree.map(lambda *x: np.stack(x), c4.from_moves("4"), c4.from_moves("44"))
     with pytest.raises(ValueError, match="one game only"):
-        c4jax.move_stats(search, two)
+        move_stats(search, two)
     with pytest.raises(ValueError, match="Env"):
-        c4jax.search_table(search, "4453")
+        search_table(search, "4453")
     # Another game, or another board of the same game: named, not a numpy error.
     with pytest.raises(ValueError, match=r"not the position this search was run on .*TicTacToe\(\)"):
-        c4jax.move_stats(search, ttt.from_moves("5"))
+        move_stats(search, ttt.from_moves("5"))
     with pytest.raises(ValueError, match="another board"):
-        c4jax.move_stats(search, c4.from_moves("44"))
+        move_stats(search, c4.from_moves("44"))
 
 
 def test_proven_nodes_say_so():
@@ -129,7 +130,7 @@ def test_dot_writes_values_as_the_table_does():
     proven, not the mean) and what was proven, in the words of the table; a
     proven edge's Q is exactly +1 / -1, every other one the mean; nothing is
     written -0.000."""
-    from c4jax.analysis import fmt_q, root_value_text, shown_q
+    from c4jax.present.analysis import fmt_q, root_value_text, shown_q
 
     # X wins in 3 by cell 7.  Four lanes prove the root late enough that
     # its mean stays below +1 (one lane proves it before any rollout fails).
@@ -162,7 +163,7 @@ def test_the_principal_variation_is_written_as_analyze_takes_moves():
     commas on wider ones: the line can be pasted after the position's moves."""
     from rich.console import Console
 
-    from c4jax.analysis import moves_text
+    from c4jax.present.analysis import moves_text
 
     assert moves_text(c4.make(6, 7), [3, 3, 4, 2]) == "4453"
     assert moves_text(c4.make(8, 12), [9, 11, 2]) == "10,12,3"
@@ -171,9 +172,9 @@ def test_the_principal_variation_is_written_as_analyze_takes_moves():
         env = game.from_moves(moves)
         out = c4jax.run_mcts(jax.random.key(0), env, 64)
         con = Console(width=200, record=True, file=open("/dev/null", "w"))
-        con.print(c4jax.search_table(out, env))
+        con.print(search_table(out, env))
         text = con.export_text()
-        pvs = {m["move"]: m["pv"] for m in c4jax.move_stats(out, env)}
+        pvs = {m["move"]: m["pv"] for m in move_stats(out, env)}
         rows = [[c.strip() for c in ln.split("│")[1:-1]]
                 for ln in text.splitlines() if re.match(r"^│\s+\d+ │", ln)]
         assert len(rows) == len(pvs) and any(len(pv) > 2 for pv in pvs.values()), text

@@ -5,13 +5,14 @@ batch, an odd batch over two devices, and its arguments and their errors."""
 
 from __future__ import annotations
 
+import chex
 import jax
 import numpy as np
 import pytest
 
 import c4jax
-from c4jax import connect4 as c4
-from c4jax import tictactoe as ttt
+from c4jax.games import connect4 as c4
+from c4jax.games import tictactoe as ttt
 from c4jax.search import anytime
 from c4jax.search.options import options_from_kwargs
 
@@ -255,7 +256,7 @@ def test_the_default_capacity_has_room_for_a_games_simulations_within_a_batchs_s
 def test_a_batch_searches_with_the_default_capacity_of_its_share():
     envs = jax.tree.map(lambda *x: np.stack(x), *[c4.from_moves(m) for m in ["4", "44"] * 10])
     out, n = c4jax.run_mcts_anytime(jax.random.key(0), envs, 0.2, chunk=16, max_simulations=16)
-    devices = c4jax.search.layout.cpu_mesh(20)
+    devices = c4jax.search.programs.cpu_mesh(20)
     want = anytime.anytime_capacity(0.2, 16, 20, 1 if devices is None else devices.size, 16)
     assert out.search_tree.node_visits.shape == (20, want) and n == 16
 
@@ -268,8 +269,7 @@ def test_an_odd_batch_gives_the_rows_of_the_even_batch_it_is_padded_to():
     odd, n_odd = c4jax.run_mcts_anytime(keys[:17], jax.tree.map(lambda x: x[:17], envs), 60.0, **kwargs)
     even, n_even = c4jax.run_mcts_anytime(keys, envs, 60.0, **kwargs)
     assert n_odd == n_even == 32 and odd.action.shape == (17,)
-    for a, b in zip(jax.tree.leaves(odd), jax.tree.leaves(even)):
-        np.testing.assert_array_equal(np.asarray(a), np.asarray(b)[:17])
+    chex.assert_trees_all_equal(odd, jax.tree.map(lambda x: x[:17], even))
 
 
 @pytest.mark.parametrize("noise", [0.0, 0.25])
@@ -285,8 +285,7 @@ def test_the_chunks_are_run_mcts_continuing_its_tree(noise):
         want = c4jax.run_mcts(jax.random.fold_in(key, i), env, chunk, tree=tree, dirichlet_fraction=noise)
         tree = want.search_tree
     assert n == 3 * chunk
-    for a, b in zip(jax.tree.leaves(got), jax.tree.leaves(want)):
-        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+    chex.assert_trees_all_equal(got, want)
 
 
 @pytest.mark.parametrize("games", [1, 17])

@@ -6,15 +6,18 @@ from __future__ import annotations
 
 import math
 
+import chex
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
 
 import c4jax
-from c4jax import connect4 as c4
-from c4jax import tictactoe as ttt
-from c4jax.stats import elo_difference, wilson_interval
+from c4jax.tools.players import parse_player
+from c4jax.tools.matches import play_games
+from c4jax.games import connect4 as c4
+from c4jax.games import tictactoe as ttt
+from c4jax.tools.stats import elo_difference, wilson_interval
 
 
 def stack(envs):
@@ -82,11 +85,11 @@ def test_perfect_player_plays_only_optimal_moves():
 
 
 def test_parse_player_and_bad_specs():
-    assert c4jax.parse_player("mcts:250").simulations == 250
-    assert c4jax.parse_player("flatmc:4").name == "flatmc:4"
+    assert parse_player("mcts:250").simulations == 250
+    assert parse_player("flatmc:4").name == "flatmc:4"
     for spec in ["mcts", "mcts:0", "mcts:-3", "alphazero", "flatmc:x"]:
         with pytest.raises(ValueError, match="random, heuristic, perfect, mcts:N, flatmc:N"):
-            c4jax.parse_player(spec)
+            parse_player(spec)
     with pytest.raises(ValueError, match="selection"):
         c4jax.mcts_player(10, selection="best")
     with pytest.raises(ValueError, match="reuse"):
@@ -98,7 +101,7 @@ def test_player_specs_take_ascii_digits_only():
     # Arabic-Indic or full-width digits, which int() would accept, are not N.
     for spec in ("mcts:\u0665\u0660", "flatmc:\uff15"):
         with pytest.raises(ValueError, match="unknown player"):
-            c4jax.parse_player(spec)
+            parse_player(spec)
 
 
 def test_mcts_player_keeps_its_subtree_across_both_sides_moves():
@@ -133,8 +136,7 @@ def test_mcts_player_search_is_the_search_behind_act():
     action, acted = player.act(keys, envs, tree)
     np.testing.assert_array_equal(out.action, action)
     assert np.asarray(out.visit_counts).sum(axis=1).tolist() == [40, 40]
-    for a, b in zip(jax.tree.leaves(searched), jax.tree.leaves(acted)):
-        np.testing.assert_array_equal(a, b)
+    chex.assert_trees_all_equal(searched, acted)
     assert c4jax.random_player().search is None
 
 
@@ -159,9 +161,9 @@ def test_arena_is_reproducible_and_batched_equals_one_game_at_a_time():
     # Two compiled game loops in all (2 and 1 games per half), shared below.
     keys = jax.random.split(jax.random.key(3), 4)
     first = [True, False, True, False]
-    batched, _, first_compile = c4jax.play_games(keys, first, a, b, env)
+    batched, _, first_compile = play_games(keys, first, a, b, env)
     compiles = c4jax.compiled_stats()["compiles"]
-    again, _, again_compile = c4jax.play_games(keys, first, a, b, env)
+    again, _, again_compile = play_games(keys, first, a, b, env)
     assert batched == again
     # The game loop is one of c4jax's kept compiled programs (a bounded set,
     # tests/test_compiled.py): the same call compiles nothing, clear_compiled
@@ -169,21 +171,21 @@ def test_arena_is_reproducible_and_batched_equals_one_game_at_a_time():
     assert first_compile > 0 and again_compile == 0.0 and c4jax.compiled_stats()["compiles"] == compiles
     # Equal players made again (a notebook cell run twice, parse_player in a
     # loop) are the same players: their games compile nothing either.
-    a2, b2 = c4jax.mcts_player(16, lanes=1), c4jax.parse_player("heuristic")
+    a2, b2 = c4jax.mcts_player(16, lanes=1), parse_player("heuristic")
     assert (a2, b2) == (a, b) and c4jax.mcts_player(16, lanes=2) != a
-    assert c4jax.parse_player("mcts:16", lanes=1) is a2 and c4jax.flat_mc_player(3) is c4jax.parse_player("flatmc:3")
-    again2, _, again2_compile = c4jax.play_games(keys, first, a2, b2, env)
+    assert parse_player("mcts:16", lanes=1) is a2 and c4jax.flat_mc_player(3) is parse_player("flatmc:3")
+    again2, _, again2_compile = play_games(keys, first, a2, b2, env)
     assert again2 == batched and again2_compile == 0.0 and c4jax.compiled_stats()["compiles"] == compiles
     # A renamed player runs the same program: only the records' names change.
-    mine, _, mine_compile = c4jax.play_games(keys, first, c4jax.mcts_player(16, lanes=1, name="mine"), b2, env)
+    mine, _, mine_compile = play_games(keys, first, c4jax.mcts_player(16, lanes=1, name="mine"), b2, env)
     assert mine_compile == 0.0 and c4jax.compiled_stats()["compiles"] == compiles
     assert [m.moves for m in mine] == [g.moves for g in batched] and "mine" in (mine[0].x_player, mine[0].o_player)
     c4jax.clear_compiled()
     assert c4jax.compiled_stats()["kept"] == 0
-    _, _, recompile = c4jax.play_games(keys, first, a, b, env)
+    _, _, recompile = play_games(keys, first, a, b, env)
     assert recompile > 0 and c4jax.compiled_stats()["compiles"] == compiles + 1
     for g in range(4):
-        single, _, _ = c4jax.play_games(keys[g : g + 1], first[g : g + 1], a, b, env)
+        single, _, _ = play_games(keys[g : g + 1], first[g : g + 1], a, b, env)
         assert single[0] == batched[g], g
     # Chunking the arena into smaller jitted batches changes nothing.
     r1 = c4jax.arena(jax.random.key(4), a, b, 4, env)

@@ -1,4 +1,4 @@
-"""c4jax.cache: JAX's persistent compilation cache in a per-user folder, and
+"""c4jax.runtime.cache: JAX's persistent compilation cache in a per-user folder, and
 the folder the command chooses."""
 
 import pathlib
@@ -10,7 +10,7 @@ import c4jax
 
 
 def test_the_library_switches_the_compilation_cache_on_in_a_folder_of_its_own(tmp_path, monkeypatch):
-    from c4jax import cache
+    from c4jax.runtime import cache
 
     monkeypatch.setenv("C4JAX_CACHE_DIR", str(tmp_path / "c"))
     assert cache.default_cache_dir() == tmp_path / "c"

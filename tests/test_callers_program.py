@@ -1,4 +1,4 @@
-"""run_mcts inside a caller's program (c4jax.search.traced): jit, vmap, the
+"""run_mcts inside a caller's program (c4jax.search.programs): jit, vmap, the
 weights as an argument, non-finite values reported, and where one game runs."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 import c4jax
-from c4jax import connect4
-from c4jax.search import layout
+from c4jax.games import connect4
+from c4jax.search import programs
 
 GAMES = 24  # split over the CPU devices (at least 8 per device)
 SIMS = 24
@@ -35,7 +35,7 @@ def test_a_jitted_batch_is_split_over_the_cpu_devices_with_the_direct_calls_tree
     jitted = jax.jit(lambda k, e: c4jax.run_mcts(k, e, SIMS))(keys, envs)
     chex.assert_trees_all_equal(jax.device_get(direct), jax.device_get(jitted))
     devices = len(jax.local_devices(backend="cpu"))
-    assert len(jitted.action.sharding.device_set) == min(devices, GAMES // layout.MIN_GAMES_PER_DEVICE)
+    assert len(jitted.action.sharding.device_set) == min(devices, GAMES // programs.MIN_GAMES_PER_DEVICE)
 
 
 def test_a_vmap_of_one_game_searches_is_the_batched_search(position):
@@ -130,7 +130,7 @@ def test_params_are_the_first_argument_and_checked(position):
 
 
 def test_players_selfplay_and_anytime_take_weights_without_compiling_again():
-    env = c4jax.tictactoe.env_reset()
+    env = c4jax.games.tictactoe.env_reset()
 
     def value_fn(params, key, env):
         return jnp.tanh(params[0])
@@ -173,14 +173,14 @@ def test_a_nan_value_inside_jit_is_reported_once_per_call(position):
     (1, "gpu", "cpu"), (1, "tpu", "cpu"), (1, "cpu", None), (2, "gpu", None), (1024, "gpu", None),
 ])
 def test_one_game_runs_on_the_cpu_of_an_accelerator_host(games, platform, expected):
-    assert layout.one_game_platform(games, platform) == expected
+    assert programs.one_game_platform(games, platform) == expected
 
 
 def test_one_game_device_respects_the_callers_placement(monkeypatch):
     monkeypatch.setattr(jax, "default_backend", lambda: "gpu")
-    assert layout.one_game_device(1) == jax.local_devices(backend="cpu")[0]
-    assert layout.one_game_device(2) is None
+    assert programs.one_game_device(1) == jax.local_devices(backend="cpu")[0]
+    assert programs.one_game_device(2) is None
     with jax.default_device(jax.local_devices(backend="cpu")[-1]):
-        assert layout.one_game_device(1) is None
+        assert programs.one_game_device(1) is None
     placed = jax.device_put(jnp.zeros(2), jax.local_devices(backend="cpu")[-1])
-    assert layout.one_game_device(1, (placed,)) is None
+    assert programs.one_game_device(1, (placed,)) is None

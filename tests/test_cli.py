@@ -76,8 +76,9 @@ def test_analyze_thinks_for_a_time_budget(cli_env):
     assert r.returncode == 0, r.stderr
     # The time it took, and the budget (a solved root stops it early).
     # Compiling (here, or loading from the cache) is said apart, not counted.
-    m = re.search(r"(\d+) simulations in ([0-9.]+) s \(budget 0.3 s(; compiling before it [0-9.]+ s)?\)", r.stdout)
-    assert m and int(m.group(1)) >= 128 and int(m.group(1)) % 128 == 0, r.stdout[-400:]
+    m = re.search(r"([0-9,]+) simulations in ([0-9.]+) s \(budget 0.3 s(; compiling before it [0-9.]+ s)?\)", r.stdout)
+    sims = int(m.group(1).replace(",", "")) if m else 0
+    assert sims >= 128 and sims % 128 == 0, r.stdout[-400:]
     bad = run(cli_env, "analyze", "4453", "--think", "0")
     assert bad.returncode == 2 and "--think" in bad.stderr
     both = run(cli_env, "analyze", "4453", "--think", "1", "-n", "10")
@@ -202,6 +203,31 @@ def test_arena_perfect_never_loses(cli_env, tmp_path):
 
 
 # ---------------------------------------------------------------------------
+# selfplay
+
+
+def test_selfplay_summary_lines_are_whole_in_a_pipe_with_thousands_separators(cli_env, tmp_path):
+    """A pipe is 80 columns wide: the summary lines, longer than that, are
+    written whole (never broken mid-phrase), their counts with separators."""
+    from c4jax import read_games  # plain Python: reads JSON lines
+
+    env = {k: v for k, v in cli_env.items() if k not in ("COLUMNS", "LINES")}
+    out = tmp_path / "games.jsonl"
+    r = run(env, "selfplay", "--game", "tictactoe", "--games", 2, "-n", 1000, "--devices", 1, "--out", out)
+    assert r.returncode == 0, r.stderr
+    games = read_games(out)
+    plies = sum(len(g.moves) for g in games)
+    lines = r.stdout.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("2 games, "))  # after the progress bar
+    m = re.fullmatch(r"2 games, (\d+) plies, ([\d,]+) simulations in \d+\.\d\d s \(compiling \d+\.\d s apart\) "
+                     r"on 1 CPU device", lines[at])
+    assert m and len(lines[at]) > 80, r.stdout
+    assert int(m.group(1)) == plies and m.group(2) == f"{1000 * plies:,}"
+    assert re.fullmatch(r"per device: [\d.]+ games/s, [\d,]+ simulations/s, [\d,.]+ plies/s", lines[at + 1]), r.stdout
+    assert lines[at + 2] == f"Wrote 2 games to {out}"
+
+
+# ---------------------------------------------------------------------------
 # bench
 
 
@@ -209,7 +235,7 @@ def test_arena_perfect_never_loses(cli_env, tmp_path):
 def test_bench_builtin_quick(cli_env, tmp_path):
     r = run(cli_env, "bench", "--quick", "--builtin", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
-    for label in ("random rollouts, batch 1024", "run_mcts, batch 1 x 1000", "run_mcts, batch 64 x 200"):
+    for label in ("random rollouts, batch 1,024", "run_mcts, batch 1 x 1,000", "run_mcts, batch 64 x 200"):
         assert label in r.stdout
     assert re.search(r"[\d,]+ rollouts/s", r.stdout) and len(re.findall(r"[\d,]+ sims/s", r.stdout)) == 2
 
@@ -322,9 +348,9 @@ PARSE_ERRORS = [
     (["frobnicate"], "invalid choice: 'frobnicate'"),
     ([], "a command is required"),
     (["play", "--game", "chess"], "invalid choice: 'chess'"),
-    (["play", "--simulations", "0"], "--simulations/-n: must be >= 1, got 0"),
-    (["analyze", "-n", "many"], "expected an integer >= 1, got 'many'"),
-    (["play", "--seed", "x"], "expected an integer, got 'x'"),
+    (["play", "--simulations", "0"], "--simulations/-n must be an int in 1..1,000,000; got 0"),
+    (["analyze", "-n", "many"], "must be an int in 1..1,000,000, written in ASCII digits; got 'many'"),
+    (["play", "--seed", "x"], "--seed must be an int in 0..4,294,967,295, written in ASCII digits; got 'x'"),
     (["arena", "random"], "the following arguments are required: PLAYER_B"),
     (["bench", "--builtin", "--scripts", "x"], "not allowed with argument"),
 ]
@@ -332,7 +358,7 @@ PARSE_ERRORS = [
 # Errors found after parsing (sizes, moves, players, paths): end to end.
 BAD = [
     (["play", "--game", "chess"], "invalid choice: 'chess'"),
-    (["analyze", "--simulations", "0"], "--simulations/-n: must be >= 1, got 0"),
+    (["analyze", "--simulations", "0"], "--simulations/-n must be an int in 1..1,000,000; got 0"),
     (["analyze", "--rows", "2"], "rows must be an int in 3..64; got 2"),
     (["analyze", "--rows", "65"], "rows must be an int in 3..64; got 65"),
     (["play", "--cols", "70"], "cols must be an int in 3..64; got 70"),
@@ -345,8 +371,8 @@ BAD = [
     (["arena", "mcts:0", "random"], "player 'mcts:0': N must be in 1.."),
     (["arena", "random", "alphazero"], "unknown player 'alphazero'"),
     (["arena", "perfect", "random"], "the perfect player plays tic-tac-toe only"),
-    (["arena", "random", "random", "--games", "7"], "--games must be an even number"),
-    (["arena", "random", "random", "--batch-size", "3"], "--batch-size must be an even number"),
+    (["arena", "random", "random", "--games", "7"], "--games must be an even int in 2..1,000,000; got 7"),
+    (["arena", "random", "random", "--batch-size", "3"], "--batch-size must be an even int in 2..1,000,000; got 3"),
     (["arena", "random", "random", "--out", "/nonexistent/dir/g.jsonl"], "no such directory"),
     (["arena", "random", "random", "--out", "{tmp}"], "it is a directory"),
     (["analyze", "--plot", "/nonexistent/dir/v.png"], "cannot write the plot"),
@@ -468,11 +494,16 @@ def test_the_commands_search_with_run_mcts_defaults_unless_told(command):
 
 @pytest.mark.slow
 def test_analyze_shows_a_status_line_on_a_terminal_and_none_in_a_pipe(cli_env):
-    child = pexpect.spawn(CMD[0], CMD[1:] + ["analyze", "44", "-n", "37", "--no-cache"], env=cli_env,
+    """The status line says "compiling" while the search compiles (nothing
+    cached), then "searching" with the simulations; a pipe gets neither."""
+    child = pexpect.spawn(CMD[0], CMD[1:] + ["analyze", "44", "-n", "1037", "--no-cache"], env=cli_env,
                           encoding="utf-8", timeout=120, dimensions=(50, 120))
-    child.expect("preparing the search")
+    child.expect("compiling the search")
+    child.expect(r"searching \(1,037 simulations\)")
     child.expect("Best move: column")
     child.expect(pexpect.EOF)
-    piped = run(cli_env, "analyze", "44", "-n", "37", "--no-cache")
-    assert piped.returncode == 0 and "preparing" not in piped.stdout + piped.stderr
+    piped = run(cli_env, "analyze", "44", "-n", "1037", "--no-cache")
+    out = piped.stdout + piped.stderr
+    assert piped.returncode == 0 and "compiling" not in out and "searching" not in out
+    assert re.search(r"^1,037 simulations, X to move, value [+-]\d\.\d{3}", piped.stdout, flags=re.M), out
 

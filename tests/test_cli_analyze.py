@@ -19,7 +19,7 @@ from c4jax.cli import main
 def test_the_plot_title_fits_its_figure_and_names_the_best_move(rows, cols, moves):
     import jax
 
-    from c4jax import connect4
+    from c4jax.games import connect4
     from c4jax.cli.analyze import visits_figure
     from c4jax.cli.from_args import parse_moves
 
@@ -66,6 +66,29 @@ def test_the_title_writes_the_root_value_as_the_table_does(monkeypatch, capsys):
     assert "X to move, value +0.000" in out and "-0.000" not in out, out
 
 
+@pytest.mark.parametrize("budget", [["-n", "300"], ["--think", "0.2"]])
+def test_the_search_compiles_before_the_status_says_searching(monkeypatch, budget):
+    """A first search too small to matter compiles the programs (the status
+    line says "compiling" meanwhile); the search itself, which the status
+    line calls "searching", compiles nothing."""
+    import c4jax.search
+    from c4jax.runtime import compiled
+
+    compiles = []
+    for name in ("run_mcts", "run_mcts_anytime"):
+        def counted(*args, _search=getattr(c4jax.search, name), **kwargs):
+            before = compiled.stats()["compiles"]
+            try:
+                return _search(*args, **kwargs)
+            finally:
+                compiles.append(compiled.stats()["compiles"] - before)
+
+        monkeypatch.setattr(c4jax.search, name, counted)
+    compiled.clear()  # nothing kept from the tests before
+    assert main(["analyze", "4453", *budget]) == 0
+    assert len(compiles) == 2 and compiles[0] >= 1 and compiles[1] == 0, compiles
+
+
 @pytest.mark.parametrize("q, lower, upper, plies, head", [
     (-1e-9, -1.0, 1.0, 0, "best cell: 5 (Q +0.000)"),
     (0.9, 1.0, 1.0, 3, "best cell: 5 (Q +1.000, proven win in 3)"),
@@ -79,7 +102,7 @@ def test_the_plot_title_writes_the_best_moves_q_as_the_table_does(q, lower, uppe
 
     import matplotlib.pyplot as plt
 
-    from c4jax import tictactoe
+    from c4jax.games import tictactoe
     from c4jax.cli.analyze import visits_figure
 
     def per_move(x, dtype=np.float32):

@@ -228,7 +228,9 @@ def test_connect4_full_column_is_refused_and_the_size_is_columns_x_rows(cli_env)
 
 @pytest.mark.slow
 @pytest.mark.parametrize("how", ["quit", "eof", "ctrl-c"])
-def test_quit_eof_and_ctrl_c_exit_cleanly(cli_env, how):
+def test_quit_and_eof_exit_0_and_ctrl_c_at_the_prompt_exits_130(cli_env, how):
+    """Each ends the game with its summary; Ctrl-C (SIGINT) with 130, as a
+    shell reports a process it stopped."""
     t = Terminal(cli_env, "--game", "tictactoe", "-n", SIMS, "--seed", "1", "--first", "ai")
     idx, text = t.wait()
     assert idx == MOVE
@@ -244,36 +246,67 @@ def test_quit_eof_and_ctrl_c_exit_cleanly(cli_env, how):
     assert text.strip().splitlines()[-1] == (
         f"Stopped: 1 move played ({ai}); result so far: undecided, O to move."
     )
-    assert t.finish() == 0
+    assert t.finish() == (130 if how == "ctrl-c" else 0)
 
 
 @pytest.mark.slow
-def test_ctrl_c_while_the_ai_thinks_exits_cleanly(cli_env):
-    """Ctrl-C while the AI prepares or runs its first search ends the game
-    with its summary and exit code 0, not an abort of the interpreter's
-    shutdown while XLA threads run (SIGABRT, exit code 134)."""
+def test_the_status_says_compiling_then_thinking_with_a_clock_and_ctrl_c_while_thinking_exits_130(cli_env):
+    """The first search of a board compiles (nothing cached: --no-cache),
+    and the status line says so; then it says the AI thinks, counting the
+    seconds of its budget.  Ctrl-C then ends the game with its summary and
+    exit status 130, not an abort of the interpreter's shutdown while XLA
+    threads run (SIGABRT, 134)."""
     # Connect 4 from the empty board: 30 s of thinking end only by Ctrl-C (a
     # solved root, as tic-tac-toe's soon is, would end the search first).
-    t = Terminal(cli_env, "--think", "30", "--seed", "2", "--first", "ai")
-    t.child.expect(r"The AI is MCTS")
-    time.sleep(3.0)  # the AI is compiling or searching
+    t = Terminal({**cli_env, "C4JAX_CACHE_DIR": ""}, "--think", "30", "--seed", "2", "--first", "ai", "--no-cache")
+    t.child.expect("compiling the search")
+    t.child.expect(r"the AI is thinking: (\d+) s of 30 s")
+    first = int(t.child.match.group(1))
+    t.child.expect(r"the AI is thinking: (\d+) s of 30 s")
+    while int(t.child.match.group(1)) < first + 2:  # the clock runs
+        t.child.expect(r"the AI is thinking: (\d+) s of 30 s")
     t.child.sendintr()
     idx, text = t.wait()
     assert idx == EXIT
     assert text.strip().splitlines()[-1] == "Stopped: 0 moves played (none); result so far: undecided, X to move."
-    assert t.finish() == 0
+    assert t.finish() == 130
 
 
-def test_play_shows_a_status_line_while_the_first_search_compiles(cli_env):
-    """The AI moves first on a board no search has been compiled for: a
-    status line says so (on the terminal) before the AI's move appears."""
+def test_ctrl_c_while_the_search_compiles_exits_130_with_the_summary(cli_env):
+    """The AI moves first on a board no search has been compiled for: the
+    status line says it compiles; Ctrl-C then stops at once (the compile
+    runs in a thread the main thread waits for) with the summary and 130."""
     t = Terminal({**cli_env, "C4JAX_CACHE_DIR": ""}, "--first", "ai", "--rows", "5", "--cols", "6", "-n", "37",
                  "--no-cache", "--seed", "1")
-    t.child.expect("preparing the search")
-    t.child.expect(r"AI \(X\) plays column")
-    idx, _ = t.wait()
-    assert idx == MOVE
+    t.child.expect("compiling the search")
+    start = time.perf_counter()
+    t.child.sendintr()
+    idx, text = t.wait()
+    assert idx == EXIT and time.perf_counter() - start < 10, text
+    assert text.strip().splitlines()[-1] == "Stopped: 0 moves played (none); result so far: undecided, X to move."
+    assert t.finish() == 130
+
+
+@pytest.mark.slow
+def test_text_typed_while_the_ai_thinks_is_discarded(cli_env):
+    """A line typed during the AI's search is neither echoed onto the
+    status line nor read as the next move: the next prompt waits for a new
+    line, and the game goes on normally."""
+    t = Terminal(cli_env, "--think", "2", "--seed", "4")
+    assert t.wait()[0] == MOVE
+    t.child.sendline("4")
+    t.child.expect(r"the AI is thinking: \d+ s of 2 s")
+    t.child.sendline("seven")  # typed while the AI thinks
+    idx, text = t.wait()
+    assert idx == MOVE and re.search(r"AI \(O\) plays column \d", text), text
+    assert "is not a move" not in text and "Type a column" not in text, text
+    assert t.legal() == list(range(1, 8))  # the next line read is the one typed at the prompt
+    idx, text = t.send("3")
+    assert idx == MOVE and re.search(r"AI \(O\) plays column \d", text), text
+    assert "seven" not in t.log  # never echoed
     t.child.sendline("quit")
+    idx, text = t.wait()
+    assert idx == EXIT and re.fullmatch(r"4[1-7]3[1-7]", summary_moves(text, stopped=True)), text
     assert t.finish() == 0
 
 
@@ -369,7 +402,7 @@ def test_a_lost_root_shows_its_value_as_the_moves_show_theirs(cli_env):
     assert idx == MOVE, f"the game ended before O was lost: {t.log}"
     idx, text = t.send("hint")
     assert idx == MOVE
-    title = re.search(r"Hint search: \d+ root visits, (value .*)", text).group(1).strip()
+    title = re.search(r"Hint search: [\d,]+ root visits, (value .*)", text).group(1).strip()
     assert re.fullmatch(r"value -1\.000 \(proven loss in \d+\)", title), text
     rows = [ln for ln in t.turn if re.match(r"│\s+\d │", ln)]
     assert rows and len(rows) == 9 - len(moves), text
@@ -430,7 +463,7 @@ def test_value_texts_write_no_minus_zero_and_name_the_proof():
     import numpy as np
     from types import SimpleNamespace
 
-    from c4jax.analysis import fmt_q, root_value_text, shown_q
+    from c4jax.present.analysis import fmt_q, root_value_text, shown_q
 
     def out(value, lower, upper, plies):
         extra = SimpleNamespace(value_lower=np.float32([[lower]]), value_upper=np.float32([[upper]]),

@@ -10,6 +10,7 @@ import jax
 import pytest
 
 import c4jax
+from c4jax.tools.players import parse_player
 from c4jax.cli import main
 
 
@@ -46,7 +47,7 @@ def test_game_counts_past_a_million_are_refused(capsys):
     # command and by c4jax.arena: their records alone would not fit in memory.
     for n in ("1000000000", "1000000000000"):
         _one_line_error(capsys, ["arena", "random", "random", "--game", "tictactoe", "--games", n],
-                        "--games must be an even number in 2..1,000,000")
+                        "--games must be an even int in 2..1,000,000; got ")
     with pytest.raises(ValueError, match=r"2\.\.1,000,000"):
         c4jax.arena(jax.random.key(0), c4jax.random_player(), c4jax.random_player(), 10**9)
 
@@ -57,19 +58,20 @@ def test_player_budgets_past_their_limits_are_refused(spec, capsys):
     # count past int32 is refused by the same rule, by parse_player and by
     # the command.
     with pytest.raises(ValueError, match=r"N must be in 1\.\."):
-        c4jax.parse_player(spec)
+        parse_player(spec)
     _one_line_error(capsys, ["arena", spec, "random", "--game", "tictactoe", "--games", "2"], "N must be in 1..")
 
 
 def test_a_long_simulation_count_says_it_is_too_large(capsys):
-    _one_line_error(capsys, ["analyze", "44", "-n", "1000000000000"], "must be at most 1,000,000")
+    _one_line_error(capsys, ["analyze", "44", "-n", "1000000000000"],
+                    "--simulations/-n must be an int in 1..1,000,000; got 1000000000000")
 
 
 @pytest.mark.parametrize(
     "argv,message",
     [
-        (["analyze", "4453", "-n", "2000000000"], "at most 1,000,000"),
-        (["analyze", "4453", "-n", "\u00b2"], "expected an integer"),
+        (["analyze", "4453", "-n", "2000000000"], "must be an int in 1..1,000,000; got 2000000000"),
+        (["analyze", "4453", "-n", "\u00b2"], "must be an int in 1..1,000,000, written in ASCII digits; got '\u00b2'"),
     ],
 )
 def test_cli_rejects_unusable_simulation_counts(argv, message, capsys):
@@ -127,7 +129,8 @@ def test_bench_scripts_missing_a_peer_inside_main_is_one_line(tmp_path, capsys):
     (["analyze", "44", "--plot", "-"], "a plot is an image file"),
     (["analyze", "44", "--plot", "v.gif"], "png, svg, pdf"),
     (["analyze", "44", "--depth", "2"], "go with --dot"),
-    (["analyze", "44", "--dot", "t.dot", "--min-visits", "-1"], "must be >= 0"),
+    (["analyze", "44", "--dot", "t.dot", "--min-visits", "-1"],
+     "--min-visits must be an int in 0..2,147,483,647; got -1"),
 ])
 def test_plot_and_dot_flags_are_checked_before_the_search(argv, message, capsys):
     _one_line_error(capsys, argv, message)
@@ -171,55 +174,61 @@ def test_records_refuse_a_device_and_an_existing_file_unless_asked(argv, tmp_pat
 # --- one spelling per value: nothing repaired into something else -------------------
 
 
+SEED, SIMS, SECONDS = "--seed must be an int in 0..4,294,967,295", "--simulations/-n must be an int in 1..1,000,000", \
+    "--think must be a number in (0, 3600]"
+
+
 @pytest.mark.parametrize("argv, message", [
-    (["analyze", "44", "--seed", " 5"], "--seed: expected an integer"),
-    (["analyze", "44", "--seed", "5\n"], "--seed: expected an integer"),
-    (["analyze", "44", "--seed", "+5"], "--seed: expected an integer"),
-    (["analyze", "44", "--seed", "1_000"], "--seed: expected an integer"),
-    (["arena", "random", "random", "--games", "+2"], "--games: expected an integer"),
-    (["selfplay", "--out", "g.jsonl", "--devices", " 1"], "--devices: expected an integer"),
-    (["analyze", "44", "-n", " 200"], "--simulations/-n: expected an integer >= 1"),
-    (["analyze", "44", "-n", "+200"], "--simulations/-n: expected an integer >= 1"),
-    (["analyze", "44", "-n", "+-5"], "--simulations/-n: expected an integer >= 1"),
-    (["analyze", "44", "--think", "\u0665"], "--think: expected a number of seconds"),
-    (["analyze", "44", "--think", "\uff12"], "--think: expected a number of seconds"),
-    (["analyze", "44", "--think", "1_0"], "--think: expected a number of seconds"),
-    (["analyze", "44", "--think", " 2"], "--think: expected a number of seconds"),
-    (["analyze", "44", "--think", "+2"], "--think: expected a number of seconds"),
-    (["selfplay", "--out", "g.jsonl", "--temperature", " 1"], "--temperature: expected a number"),
-    (["selfplay", "--out", "g.jsonl", "--temperature", "nan"], "--temperature: expected a number"),
-    (["selfplay", "--out", "g.jsonl", "--dirichlet-fraction", "0_25"], "--dirichlet-fraction: expected a number"),
-    (["selfplay", "--out", "g.jsonl", "--dirichlet-alpha", "\uff10.3"], "--dirichlet-alpha: expected a number"),
+    (["analyze", "44", "--seed", " 5"], SEED),
+    (["analyze", "44", "--seed", "5\n"], SEED),
+    (["analyze", "44", "--seed", "+5"], SEED),
+    (["analyze", "44", "--seed", "1_000"], SEED),
+    (["arena", "random", "random", "--games", "+2"], "--games must be an even int in 2..1,000,000"),
+    (["selfplay", "--out", "g.jsonl", "--devices", " 1"], "--devices must be an int in 1..4096"),
+    (["analyze", "44", "-n", " 200"], SIMS),
+    (["analyze", "44", "-n", "+200"], SIMS),
+    (["analyze", "44", "-n", "+-5"], SIMS),
+    (["analyze", "44", "--think", "\u0665"], SECONDS),
+    (["analyze", "44", "--think", "\uff12"], SECONDS),
+    (["analyze", "44", "--think", "1_0"], SECONDS),
+    (["analyze", "44", "--think", " 2"], SECONDS),
+    (["analyze", "44", "--think", "+2"], SECONDS),
+    (["selfplay", "--out", "g.jsonl", "--temperature", " 1"], "--temperature must be a number in [0.001, 1000]"),
+    (["selfplay", "--out", "g.jsonl", "--temperature", "nan"], "--temperature must be a number in [0.001, 1000]"),
+    (["selfplay", "--out", "g.jsonl", "--dirichlet-fraction", "0_25"],
+     "--dirichlet-fraction must be a number in [0, 1]"),
+    (["selfplay", "--out", "g.jsonl", "--dirichlet-alpha", "\uff10.3"],
+     "--dirichlet-alpha must be a number in [0.001, 1000]"),
 ])
 def test_numbers_are_ascii_digits_without_spaces_signs_or_separators(argv, message, capsys):
     # int() and float() take spaces around a number, a '+', '_' between
     # digits and (float) any Unicode digit; the command takes ASCII digits
     # with a '-' in front at most (seconds: a decimal point and an exponent too).
-    _one_line_error(capsys, argv, f"{message}, got {argv[-1]!r} (ASCII digits, e.g. ")
+    _one_line_error(capsys, argv, f"{message}, written in ASCII digits; got {argv[-1]!r}")
 
 
 @pytest.mark.parametrize("spec", ["Random", " random", "random ", "MCTS:200", "mcts:200\n", "Flatmc:4", "perfect\t"])
 def test_player_specs_are_lower_case_without_spaces(spec, capsys):
     with pytest.raises(ValueError, match="lower case without spaces"):
-        c4jax.parse_player(spec)
+        parse_player(spec)
     _one_line_error(capsys, ["arena", spec, "random", "--game", "tictactoe", "--games", "2"],
                     "players are written in lower case without spaces (random, heuristic, perfect, mcts:N, flatmc:N)")
-    assert c4jax.parse_player("mcts:0200").simulations == 200  # leading zeros are still the number
+    assert parse_player("mcts:0200").simulations == 200  # leading zeros are still the number
 
 
 @pytest.mark.parametrize("board, row", [("X../.../.../", "row 4 of 4"), ("/X../.../...", "row 1 of 4"),
                                         ("X..//.../...", "row 2 of 4"), ("X..\n\n...\n...", "row 2 of 4")])
 def test_an_empty_board_row_between_separators_is_refused(board, row, capsys):
     with pytest.raises(ValueError, match=f"{row} between '/' or line breaks is empty"):
-        c4jax.tictactoe.from_board(board)
+        c4jax.games.tictactoe.from_board(board)
     _one_line_error(capsys, ["analyze", "--game", "tictactoe", "--board", board], f"bad --board: {row}")
     # Blank lines around the rows and spaces within them are layout.
-    assert int(c4jax.tictactoe.from_board("\nX . .\n. . .\n. . .\n").ply) == 1
+    assert int(c4jax.games.tictactoe.from_board("\nX . .\n. . .\n. . .\n").ply) == 1
 
 
 def test_a_board_cell_given_as_a_string_is_one_character():
     with pytest.raises(ValueError, match=r"cell \(row 1, column 1\) is 'X '"):
-        c4jax.tictactoe.from_board([["X ", ".", "."], [".", ".", "."], [".", ".", "."]])
+        c4jax.games.tictactoe.from_board([["X ", ".", "."], [".", ".", "."], [".", ".", "."]])
 
 
 def test_an_empty_cache_folder_is_refused_not_read_as_the_default(capsys):

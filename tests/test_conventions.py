@@ -14,14 +14,18 @@ answers for the game, not for the batch axis).  64-bit mode
 
 from __future__ import annotations
 
+import chex
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
 
 import c4jax
-from c4jax import connect4 as c4
-from c4jax import tictactoe as ttt
+from c4jax.tools.matches import play_games
+from c4jax.search import leaf_value, prior_logits
+from c4jax.games import connect4 as c4
+from c4jax.games import tictactoe as ttt
+from c4jax.present.boards import render, render_rich
 from marks import slow_unless
 
 KINDS = {
@@ -50,7 +54,7 @@ ENTRY_POINTS = {
     "connect4.heuristic_rollout": lambda k: c4.heuristic_rollout(k, c4.env_reset()),
     "tictactoe.rollout": lambda k: ttt.rollout(k, ttt.env_reset()),
     "tictactoe.heuristic_rollout": lambda k: ttt.heuristic_rollout(k, ttt.env_reset()),
-    "leaf_value": lambda k: c4jax.leaf_value(k, c4.from_moves("44"), num_rollouts=3),
+    "leaf_value": lambda k: leaf_value(k, c4.from_moves("44"), num_rollouts=3),
     "make_root_fn": lambda k: c4jax.make_root_fn()(None, k, _stack([c4.env_reset()] * 2)).value,
     "make_recurrent_fn": lambda k: c4jax.make_recurrent_fn()(
         None, k, jnp.array([3, 4]), _stack([c4.env_reset()] * 2)
@@ -75,10 +79,10 @@ def test_every_key_kind_is_accepted_and_non_keys_are_refused(entry):
 def test_play_games_takes_keys_of_any_kind():
     for make in KINDS.values():
         keys = jax.vmap(make)(jnp.arange(2)) if make is not KINDS["raw"] else jax.random.split(make(0), 2)
-        records, _, _ = c4jax.play_games(keys, [True, False], c4jax.random_player(), c4jax.random_player(), ttt.env_reset())
+        records, _, _ = play_games(keys, [True, False], c4jax.random_player(), c4jax.random_player(), ttt.env_reset())
         assert len(records) == 2 and all(r.result in ("X", "O", "draw") for r in records)
     with pytest.raises(ValueError, match="PRNG key"):
-        c4jax.play_games(jnp.zeros((2, 3)), [True, False], c4jax.random_player(), c4jax.random_player(), ttt.env_reset())
+        play_games(jnp.zeros((2, 3)), [True, False], c4jax.random_player(), c4jax.random_player(), ttt.env_reset())
 
 
 def test_a_raw_key_of_the_default_implementation_is_accepted():
@@ -123,8 +127,7 @@ def test_every_game_function_takes_a_batch_as_the_same_function_game_by_game(mod
     actions = jnp.arange(b, dtype=jnp.int32) % module.env_reset().game.num_actions
     got = module.env_step(batch, actions)
     want = _loop(lambda e, a: module.env_step(e, a), envs, actions)
-    for g, w in zip(jax.tree.leaves(got), jax.tree.leaves(want)):
-        np.testing.assert_array_equal(np.asarray(g), w)
+    chex.assert_trees_all_equal(got, want)
     keys = jax.random.split(jax.random.key(1), b)
     for fn in (module.rollout, module.heuristic_rollout):
         want = _loop(lambda e, k: fn(k, e), envs, keys)
@@ -142,10 +145,10 @@ def test_every_game_function_takes_a_batch_as_the_same_function_game_by_game(mod
     np.testing.assert_array_equal(np.asarray(jax.vmap(module.winning_moves)(batch)), _loop(module.winning_moves, envs))
     # prior_logits and leaf_value follow the same rule.
     np.testing.assert_array_equal(
-        np.asarray(c4jax.prior_logits(batch, "heuristic")), _loop(lambda e: c4jax.prior_logits(e, "heuristic"), envs)
+        np.asarray(prior_logits(batch, "heuristic")), _loop(lambda e: prior_logits(e, "heuristic"), envs)
     )
     np.testing.assert_array_equal(
-        np.asarray(c4jax.leaf_value(keys, batch)), _loop(lambda e, k: c4jax.leaf_value(k, e), envs, keys)
+        np.asarray(leaf_value(keys, batch)), _loop(lambda e, k: leaf_value(k, e), envs, keys)
     )
 
 
@@ -175,9 +178,9 @@ def test_a_batch_needs_one_action_and_one_key_per_game():
 def test_the_host_side_functions_take_one_game_and_say_so():
     for module, moves in ((c4, C4_MOVES), (ttt, TTT_MOVES)):
         batch = _stack(_games(module, moves))
-        for fn in (module.render, module.render_rich):
+        for fn in (render, render_rich):
             with pytest.raises(ValueError, match="one game"):
-                fn(batch)
+                fn(module.GAME if module is ttt else module.make(), batch)
     with pytest.raises(ValueError, match="batch"):
         ttt.solve(_stack(_games(ttt, TTT_MOVES)))
 

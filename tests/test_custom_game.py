@@ -1,4 +1,4 @@
-"""Your own game: ``c4jax.testing.check_game`` on the package's games and on
+"""Your own game: ``c4jax.games.testing.check_game`` on the package's games and on
 a game written outside it (``examples/tictactoe4.py``, 4x4 tic-tac-toe),
 which then runs through ``run_mcts``, the solver, subtree reuse and the arena
 unchanged; and ``check_game`` catches broken rules."""
@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 
 import c4jax
-from c4jax import connect4, tictactoe
-from c4jax.testing import GameContractError, check_game
+from c4jax.games import connect4, tictactoe
+from c4jax.games.testing import GameContractError, check_game
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "examples"))
 from tictactoe4 import GAME as TTT4, TicTacToe4  # noqa: E402

@@ -16,8 +16,9 @@ import numpy as np
 import pytest
 
 import c4jax
-from c4jax import connect4 as c4
-from c4jax import tictactoe as ttt
+from c4jax.search import leaf_value, prior_logits
+from c4jax.games import connect4 as c4
+from c4jax.games import tictactoe as ttt
 from marks import slow_unless
 
 
@@ -53,7 +54,7 @@ def test_a_prior_on_one_move_concentrates_the_visits():
     np.testing.assert_allclose(stored, np.asarray(centre_prior(env)), atol=1e-6)
     # An illegal action keeps the masked logit whatever prior_fn says.
     env2 = ttt.from_moves("5")
-    logits = c4jax.prior_logits(env2, prior_fn=centre_prior)
+    logits = prior_logits(env2, prior_fn=centre_prior)
     assert float(logits[4]) == float(jnp.finfo(jnp.float32).min)
 
 
@@ -110,26 +111,26 @@ def test_options_object_equals_keywords_and_keywords_replace_its_fields():
 
 def test_a_finished_game_is_worth_zero_whatever_value_fn_says():
     done = ttt.from_moves("14253")  # X has won
-    assert float(c4jax.leaf_value(jax.random.key(0), done, value_fn=lambda k, e: 0.7)) == 0.0
+    assert float(leaf_value(jax.random.key(0), done, value_fn=lambda k, e: 0.7)) == 0.0
     running = ttt.from_moves("1")
-    assert float(c4jax.leaf_value(jax.random.key(0), running, value_fn=lambda k, e: 0.7)) == pytest.approx(0.7)
+    assert float(leaf_value(jax.random.key(0), running, value_fn=lambda k, e: 0.7)) == pytest.approx(0.7)
     # Values outside [-1, 1] are clipped to the results' range.
-    assert float(c4jax.leaf_value(jax.random.key(0), running, value_fn=lambda k, e: 5.0)) == 1.0
+    assert float(leaf_value(jax.random.key(0), running, value_fn=lambda k, e: 5.0)) == 1.0
 
 
 def test_non_finite_evaluations_follow_a_rule():
     """A NaN value counts as 0 (a draw), NaN logits as 0 and infinite logits
     as +-1e30, so that no NaN reaches the tree's statistics."""
     env = ttt.from_moves("5")
-    v = c4jax.leaf_value(jax.random.key(0), env, value_fn=lambda k, e: jax.numpy.nan)
+    v = leaf_value(jax.random.key(0), env, value_fn=lambda k, e: jax.numpy.nan)
     assert float(v) == 0.0
     with pytest.warns(RuntimeWarning, match="gave NaN or infinity"):
         out = c4jax.run_mcts(jax.random.key(0), env, 32, value_fn=lambda k, e: jax.numpy.nan, lanes=1)
     assert np.isfinite(np.asarray(out.qvalues)).all() and np.isfinite(float(out.value))
-    logits = np.asarray(c4jax.prior_logits(env, prior_fn=lambda e: jax.numpy.full(9, jax.numpy.nan)))
+    logits = np.asarray(prior_logits(env, prior_fn=lambda e: jax.numpy.full(9, jax.numpy.nan)))
     legal = np.asarray(ttt.legal_action_mask(env))
     assert (logits[legal] == 0.0).all()
-    logits = np.asarray(c4jax.prior_logits(env, prior_fn=lambda e: jax.numpy.full(9, jax.numpy.inf)))
+    logits = np.asarray(prior_logits(env, prior_fn=lambda e: jax.numpy.full(9, jax.numpy.inf)))
     assert (logits[legal] == 1e30).all()
 
 

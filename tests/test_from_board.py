@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from c4jax import connect4, tictactoe
+from c4jax.games import connect4, tictactoe
 
 GAMES = {
     "6x7": connect4.make(6, 7, 4),

@@ -1,6 +1,6 @@
 """The shared harness every game and board size runs (after pgx's ``api_test``).
 
-For each game: the dtypes and shapes of every :class:`~c4jax.env.Env` field
+For each game: the dtypes and shapes of every :class:`~c4jax.games.env.Env` field
 and of every function's output; eager and ``jax.jit`` give the same results;
 each row of a ``jax.vmap`` batch equals the one-game result; many random games
 played to the end under one jitted ``lax.scan`` keep the end-of-game
@@ -20,8 +20,9 @@ import numpy as np
 import pytest
 from rich.text import Text
 
-from c4jax import connect4, tictactoe
-from c4jax.env import Env
+from c4jax.games import connect4, tictactoe
+from c4jax.games.env import Env
+from c4jax.present.boards import render, render_rich
 
 from reference_games import MARKS, RefState, reference_for
 from marks import slow_unless
@@ -471,7 +472,7 @@ def test_render(game):
     for a in actions:
         env = step(env, a)[0]
     s_ref = ref.play(actions)
-    text = game.render(env)
+    text = render(game, env)
     assert isinstance(text, str)
     lines = text.splitlines()
     if s_ref.done:
@@ -490,7 +491,7 @@ def test_render(game):
         assert lines[game.rows].split() == [str(c + 1) for c in range(game.cols)]
     else:
         assert len(lines) == 3 + 2 + 1
-    rich_text = game.render_rich(env)
+    rich_text = render_rich(game, env)
     assert isinstance(rich_text, Text)
     rich_lines = rich_text.plain.splitlines()
     assert rich_lines[-1] == lines[-1]
@@ -500,11 +501,11 @@ def test_render(game):
     for a in _some_actions(game, game.max_plies, seed=4)[len(actions):-2]:
         won = step(won, a)[0]
     assert bool(won.done)
-    status = game.render(won).splitlines()[-1]
+    status = render(game, won).splitlines()[-1]
     assert status == {-1: "Draw", 0: "X wins", 1: "O wins"}[int(won.winner)]
 
     envs = batch(env, 2)
     with pytest.raises(ValueError, match="batch"):
-        game.render(envs)
+        render(game, envs)
     with pytest.raises(ValueError, match="batch"):
-        game.render_rich(envs)
+        render_rich(game, envs)

@@ -33,12 +33,12 @@ def _loaded(what: str) -> set[str]:
 
 def test_import_c4jax_loads_neither_jax_nor_the_search_nor_the_cli():
     # c4jax.validation: the flags' checks (plain Python, no imports of its own)
-    assert _loaded("import") == {"c4jax", "c4jax.xla_flags", "c4jax.validation"}
+    assert _loaded("import") == {"c4jax", "c4jax.runtime", "c4jax.runtime.xla_flags", "c4jax.validation"}
 
 
 def test_the_whole_public_api_loads_without_the_cli():
     loaded = _loaded("api")
-    assert {"jax", "mctx", "c4jax.search", "c4jax.analysis", "c4jax.arena"} <= loaded
+    assert {"jax", "mctx", "c4jax.search", "c4jax.tools.matches", "c4jax.tools.self_play"} <= loaded
     assert not any(m.startswith("c4jax.cli") for m in loaded), sorted(loaded)
 
 
@@ -55,15 +55,20 @@ def test_every_public_name_is_listed_and_resolves():
         assert getattr(c4jax, name) is not None
 
 
-def test_the_functions_named_like_their_modules_stay_functions_after_the_modules_load():
-    """c4jax.arena and c4jax.selfplay are the functions, before and after
-    their modules (c4jax.arena, c4jax.selfplay) are imported."""
+def test_the_public_surface_is_functions_and_types_only():
+    """At most 30 names, no module among them, and the package a plain
+    module (no class swap): importing every module leaves c4jax.arena and
+    c4jax.selfplay the functions."""
     import importlib
+    import types
 
-    importlib.import_module("c4jax.arena")
-    importlib.import_module("c4jax.selfplay")
-    assert callable(c4jax.arena) and c4jax.arena.__module__ == "c4jax.arena"
-    assert callable(c4jax.selfplay) and c4jax.selfplay.__module__ == "c4jax.selfplay"
+    assert len(c4jax.__all__) <= 30 and len(set(c4jax.__all__)) == len(c4jax.__all__)
+    assert not [n for n in c4jax.__all__ if isinstance(getattr(c4jax, n), types.ModuleType)]
+    assert type(c4jax) is types.ModuleType
+    importlib.import_module("c4jax.tools.matches")
+    importlib.import_module("c4jax.tools.self_play")
+    assert callable(c4jax.arena) and c4jax.arena.__module__ == "c4jax.tools.matches"
+    assert callable(c4jax.selfplay) and c4jax.selfplay.__module__ == "c4jax.tools.self_play"
 
 
 _EACH_MODULE = r"""

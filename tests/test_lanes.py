@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 import c4jax
-from c4jax import connect4 as c4
-from c4jax import tictactoe as ttt
+from c4jax.games import connect4 as c4
+from c4jax.games import tictactoe as ttt
 from test_search import _exact_value, records, row, stack
 
 

@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 import c4jax
-from c4jax import connect4
+from c4jax.games import connect4
 
 from reference_games import Connect4Ref, RefState
 from test_rules import envs_from_grids

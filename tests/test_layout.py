@@ -1,4 +1,4 @@
-"""The layout of a batch on a CPU device (c4jax.search.layout.in_blocks):
+"""The layout of a batch on a CPU device (c4jax.search.programs.in_blocks):
 blocks of games one after another give what the function gives on the whole
 batch, padded or not, with an argument updated in place or not; and the
 search's trees do not depend on the block size (that a continued search of a
@@ -6,14 +6,15 @@ batch copies no tree buffer: tests/test_search_cost.py)."""
 
 from __future__ import annotations
 
+import chex
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
 
 import c4jax
-from c4jax import connect4 as c4
-from c4jax.search import layout
+from c4jax.games import connect4 as c4
+from c4jax.search import programs
 
 
 def _step(counts, scale, table):
@@ -26,14 +27,13 @@ def _step(counts, scale, table):
 @pytest.mark.parametrize("games,block", [(6, 1), (6, 2), (7, 3), (5, 8)])
 @pytest.mark.parametrize("inout", [None, (2, 0)])
 def test_blocks_of_games_give_the_whole_batchs_result(monkeypatch, games, block, inout):
-    monkeypatch.setattr(layout, "BLOCK", block)
+    monkeypatch.setattr(programs, "BLOCK", block)
     counts = jnp.arange(games, dtype=jnp.int32)
     scale = jnp.arange(games, dtype=jnp.int32) * 3 - 4
     table = jnp.arange(games * 4, dtype=jnp.int32).reshape(games, 4)
     want = _step(counts, scale, table)
-    got = jax.jit(layout.in_blocks(_step, games, "cpu", inout))(counts, scale, table)
-    for w, g in zip(want, got):
-        np.testing.assert_array_equal(np.asarray(g), np.asarray(w))
+    got = jax.jit(programs.in_blocks(_step, games, "cpu", inout))(counts, scale, table)
+    chex.assert_trees_all_equal(got, want)
 
 
 @pytest.mark.parametrize("block", [2, 3])
@@ -42,9 +42,8 @@ def test_the_search_of_a_batch_does_not_depend_on_its_block_size(monkeypatch, bl
     keys = jax.random.split(jax.random.key(3), 5)
     tree = c4jax.empty_tree(envs, 80)
     want = c4jax.run_mcts(keys, envs, 40, tree=tree)
-    monkeypatch.setattr(layout, "BLOCK", block)
+    monkeypatch.setattr(programs, "BLOCK", block)
     c4jax.clear_compiled()
     got = c4jax.run_mcts(keys, envs, 40, tree=tree)
     c4jax.clear_compiled()
-    for w, g in zip(jax.tree.leaves(want), jax.tree.leaves(got)):
-        np.testing.assert_array_equal(np.asarray(g), np.asarray(w))
+    chex.assert_trees_all_equal(got, want)

@@ -20,7 +20,7 @@ pyspiel = pytest.importorskip("pyspiel", reason="OpenSpiel (open_spiel) is not i
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 
-from c4jax import connect4, tictactoe  # noqa: E402
+from c4jax.games import connect4, tictactoe  # noqa: E402
 
 from test_properties import play_fn, seq_len  # noqa: E402
 

@@ -1,18 +1,19 @@
-"""Traced searches kept on disk (c4jax.search.programs): a search of the same
+"""Traced searches kept on disk (c4jax.runtime.compiled): a search of the same
 shapes and options in a later process loads its program without tracing,
 and gives the same output; damaged entries are traced again; searches with
 the user's own functions are not kept."""
 
 import pickle
 
+import chex
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
 
 import c4jax
-from c4jax import connect4 as c4
-from c4jax.search import programs
+from c4jax.games import connect4 as c4
+from c4jax.runtime import compiled
 
 
 @pytest.fixture
@@ -22,7 +23,7 @@ def folder(tmp_path):
     jax.config.update("jax_compilation_cache_dir", str(tmp_path))
     c4jax.clear_compiled()
     try:
-        yield tmp_path / programs.SUBFOLDER
+        yield tmp_path / compiled.SUBFOLDER
     finally:
         jax.config.update("jax_compilation_cache_dir", before)
         c4jax.clear_compiled()
@@ -35,15 +36,14 @@ def _search(**options):
 
 
 def _same(a, b):
-    for x, y in zip(jax.tree.leaves(a), jax.tree.leaves(b)):
-        np.testing.assert_array_equal(x, y)
+    chex.assert_trees_all_equal(a, b)
 
 
 def _no_tracing(monkeypatch):
     def refuse(*args, **kwargs):
         raise AssertionError("traced although a kept program was there")
 
-    monkeypatch.setattr(programs.export, "export", refuse)
+    monkeypatch.setattr(compiled.export, "export", refuse)
 
 
 STAGES = 3  # a search is three programs: root, simulations, output
@@ -81,7 +81,7 @@ def test_nothing_is_kept_while_the_compilation_cache_is_off(tmp_path):
     before = jax.config.jax_compilation_cache_dir
     jax.config.update("jax_compilation_cache_dir", None)
     try:
-        assert programs.directory() is None
+        assert compiled.directory() is None
         _search()
     finally:
         jax.config.update("jax_compilation_cache_dir", before)
@@ -109,13 +109,13 @@ def test_a_game_of_your_own_is_kept_by_the_source_of_its_class(tmp_path, monkeyp
     import importlib
     import sys
 
-    assert programs.game_digest(type(c4.make())) == "c4jax"
+    assert compiled.game_digest(type(c4.make())) == "c4jax"
     module = tmp_path / "my_game_rules.py"
     module.write_text("class MyGame:\n    rows = 3\n")
     monkeypatch.syspath_prepend(str(tmp_path))
-    first = programs.game_digest(importlib.import_module("my_game_rules").MyGame)
+    first = compiled.game_digest(importlib.import_module("my_game_rules").MyGame)
     module.write_text("class MyGame:\n    rows = 4\n")
     del sys.modules["my_game_rules"]
-    second = programs.game_digest(importlib.import_module("my_game_rules").MyGame)
+    second = compiled.game_digest(importlib.import_module("my_game_rules").MyGame)
     assert None not in (first, second) and first != second
-    assert programs.game_digest(type("Typed", (), {"__module__": "typed_in_a_notebook"})) is None  # no file
+    assert compiled.game_digest(type("Typed", (), {"__module__": "typed_in_a_notebook"})) is None  # no file

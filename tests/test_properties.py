@@ -21,7 +21,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from c4jax import connect4, tictactoe
+from c4jax.games import connect4, tictactoe
 
 from reference_games import reference_for
 from marks import slow_unless

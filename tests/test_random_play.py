@@ -22,8 +22,8 @@ import jax
 import jax.numpy as jnp
 import pytest
 
-from c4jax import connect4, tictactoe
-from c4jax.values import rollout_function
+from c4jax.games import connect4, tictactoe
+from c4jax.search.values import rollout_function
 
 from reference_games import Connect4Ref, TicTacToeRef
 

@@ -14,7 +14,7 @@ import jax
 import pytest
 
 import c4jax
-from c4jax import tictactoe as ttt
+from c4jax.games import tictactoe as ttt
 
 
 def test_games_round_trip_through_json_lines(tmp_path):

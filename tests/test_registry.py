@@ -10,7 +10,7 @@ import jax
 import pytest
 
 import c4jax
-from c4jax import connect4, registry, tictactoe
+from c4jax.games import connect4, registry, tictactoe
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "examples"))
 from tictactoe4 import GAME as TTT4, TicTacToe4  # noqa: E402

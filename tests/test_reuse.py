@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 import c4jax
-from c4jax import connect4 as c4
-from c4jax import tictactoe as ttt
+from c4jax.games import connect4 as c4
+from c4jax.games import tictactoe as ttt
 
 NODE_FIELDS = ("node_visits", "raw_values", "node_values")
 EDGE_FIELDS = (

@@ -16,8 +16,9 @@ import numpy as np
 import pytest
 
 import c4jax
-from c4jax import connect4, tictactoe
-from c4jax.env import Env
+from c4jax.games import connect4, tictactoe
+from c4jax.games.env import Env
+from c4jax.present.boards import render
 
 from reference_games import MARKS, Connect4Ref, RefState, reference_for
 from test_games import batch, batched, jitted, row
@@ -108,7 +109,7 @@ def test_win_with_the_last_empty_cell_is_a_win(game_fn, moves):
     mover = (len(actions) - 1) % 2
     assert int(env.winner) == mover == s.winner
     assert int(env.ply) == game.max_plies and bool(env.done)
-    assert game.render(env).splitlines()[-1] == f"{MARKS[mover]} wins"
+    assert render(game, env).splitlines()[-1] == f"{MARKS[mover]} wins"
     chex.assert_trees_all_equal(game.from_moves(moves), env, strict=True)
 
 
@@ -128,7 +129,7 @@ def test_full_board_draw(game_fn, moves):
     assert not np.asarray(jitted(game)["legal"](env)).any()
     assert np.asarray(jitted(game)["board"](env)).all()  # every cell filled
     assert reference_for(game).play(actions).winner == -1
-    assert game.render(env).splitlines()[-1] == "Draw"
+    assert render(game, env).splitlines()[-1] == "Draw"
     chex.assert_trees_all_equal(game.from_moves(moves), env, strict=True)
 
 
@@ -441,7 +442,7 @@ def test_non_integer_action_under_jit_is_rejected_at_trace_time():
 
 def test_module_functions_refuse_an_env_of_another_game():
     five = connect4.make(6, 7, 5).from_moves("121212")
-    for fn in (connect4.legal_action_mask, connect4.winning_moves, connect4.render, connect4.board_array):
+    for fn in (connect4.legal_action_mask, connect4.winning_moves, connect4.board_array):
         with pytest.raises(ValueError, match="connect=5"):
             fn(five)
     with pytest.raises(ValueError, match="connect=5"):

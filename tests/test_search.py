@@ -16,8 +16,10 @@ import numpy as np
 import pytest
 
 import c4jax
-from c4jax import connect4 as c4
-from c4jax import tictactoe as ttt
+from c4jax.tools.players import parse_player
+from c4jax.search import prior_logits
+from c4jax.games import connect4 as c4
+from c4jax.games import tictactoe as ttt
 from marks import slow_unless
 
 DATA = pathlib.Path(c4jax.__file__).parent / "data" / "connect4_positions.jsonl"
@@ -307,10 +309,10 @@ def test_tictactoe_tactics_both_players():
         env = ttt.from_moves(moves)
         if moves in ("1425", "14259"):  # the immediate win, and a threat to block
             assert np.flatnonzero(np.asarray(ttt.winning_moves(env))).tolist() == best
-            assert np.asarray(ttt.winning_moves(c4jax.env.with_opponent_to_move(env))).any()
+            assert np.asarray(ttt.winning_moves(c4jax.games.env.with_opponent_to_move(env))).any()
         else:  # no win; the unique block
             assert not np.asarray(ttt.winning_moves(env)).any()
-            assert np.flatnonzero(np.asarray(ttt.winning_moves(c4jax.env.with_opponent_to_move(env)))).tolist() == best
+            assert np.flatnonzero(np.asarray(ttt.winning_moves(c4jax.games.env.with_opponent_to_move(env)))).tolist() == best
     envs = stack([ttt.from_moves(m) for m, _ in cases] * 10)
     keys = jax.random.split(jax.random.key(1), len(cases) * 10)
     actions = np.asarray(jax.jit(lambda k, e: c4jax.run_mcts(k, e, 200).action)(keys, envs))
@@ -596,20 +598,20 @@ def test_a_batch_split_over_cpu_devices_and_blocks_builds_the_trees_of_single_ga
     each, searched one game at a time (the CPU's blocks) or in vectorised
     blocks of up to 32 (as a GPU runs a batch): row ``i`` is the one-game
     search with key ``split(key, 66)[i]``, every field of its tree."""
-    from c4jax.search import layout
+    from c4jax.search import programs
 
     if block is not None:
-        monkeypatch.setattr(layout, "BLOCK", block)
+        monkeypatch.setattr(programs, "BLOCK", block)
     games = 66
     moves = ["", "4453", "121212", "44", "7"] * 14
     envs = stack([c4.from_moves(m) for m in moves[:games]])
     key = jax.random.key(5)
     out = c4jax.run_mcts(key, envs, 24, lanes=1, **options)
-    mesh = layout.cpu_mesh(games)
+    mesh = programs.cpu_mesh(games)
     devices = 1 if mesh is None else mesh.size
     assert devices == (2 if len(jax.devices("cpu")) >= 2 else 1)
     expected = 1 if block is None else (22 if devices == 1 else 17)  # 33 per device: padded to 34
-    assert layout.block_size(-(-games // devices), "cpu") == expected
+    assert programs.block_size(-(-games // devices), "cpu") == expected
     keys = jax.random.split(key, games)
     for i in (0, 1, 16, 17, 32, 33, 65):
         one = c4jax.run_mcts(keys[i], jax.tree.map(lambda x: x[i], envs), 24, lanes=1, **options)
@@ -620,13 +622,13 @@ def test_a_batch_split_over_cpu_devices_and_blocks_builds_the_trees_of_single_ga
 
 
 def test_block_sizes_divide_the_batch(monkeypatch):
-    from c4jax.search import layout
+    from c4jax.search import programs
 
-    assert [layout.block_size(g, "cpu") for g in (1, 7, 1024)] == [1, 1, 1]  # the CPU: one game at a time
-    monkeypatch.setattr(layout, "BLOCK", 32)
-    assert [layout.block_size(g, "cpu") for g in (1, 7, 32, 33, 64, 66, 97, 1024, 1031)] == [
+    assert [programs.block_size(g, "cpu") for g in (1, 7, 1024)] == [1, 1, 1]  # the CPU: one game at a time
+    monkeypatch.setattr(programs, "BLOCK", 32)
+    assert [programs.block_size(g, "cpu") for g in (1, 7, 32, 33, 64, 66, 97, 1024, 1031)] == [
         1, 7, 32, 17, 32, 22, 25, 32, 32]
-    assert layout.block_size(1024, "gpu") == 1024
+    assert programs.block_size(1024, "gpu") == 1024
 
 
 @pytest.mark.slow
@@ -634,17 +636,17 @@ def test_a_batch_placed_on_one_device_stays_there_and_an_odd_batch_is_split_padd
     """Arrays the caller put on one device are searched there (no split);
     a batch of a prime number of games is split over the CPU devices,
     padded, and its rows are those of the unpadded search."""
-    from c4jax.search import layout
+    from c4jax.search import programs
 
     envs = stack([c4.from_moves(m) for m in (["", "4", "44"] * 6)[:17]])
     placed = jax.device_put(envs, jax.devices()[0])
-    assert layout.cpu_mesh(17, (placed,)) is None
+    assert programs.cpu_mesh(17, (placed,)) is None
     out = c4jax.run_mcts(jax.random.key(2), placed, 20)
     assert out.visit_counts.sharding.device_set == {jax.devices()[0]}
     split = c4jax.run_mcts(jax.random.key(2), envs, 20)
     chex.assert_trees_all_equal(jax.device_get(out), jax.device_get(split))
     if len(jax.devices("cpu")) >= 2:
-        assert layout.cpu_mesh(17, (envs,)).size == 2
+        assert programs.cpu_mesh(17, (envs,)).size == 2
         assert len(split.visit_counts.sharding.device_set) == 2
 
 
@@ -726,7 +728,7 @@ def test_search_boundary_errors_are_clear_value_errors():
         with pytest.raises(ValueError, match="action must be an integer"):
             c4jax.get_subtree(out.search_tree, action)
     with pytest.raises(ValueError, match="a player is written as a string"):
-        c4jax.parse_player(None)
+        parse_player(None)
 
 
 def test_budgets_and_capacities_past_their_limits_are_value_errors():
@@ -789,11 +791,11 @@ def test_gumbel_recommends_among_the_last_candidates_not_only_the_most_visited()
 
 
 def test_heuristic_prior_prefers_win_then_block():
-    win = c4jax.prior_logits(c4.from_moves("121212"), "heuristic")
-    assert int(jnp.argmax(win)) == 0 and float(win[0] - win[1]) == c4jax.values.HEURISTIC_LOGIT_GAP
-    block = c4jax.prior_logits(c4.from_moves("12121"), "heuristic")  # O must block column 1
-    assert int(jnp.argmax(block)) == 0 and float(block[0] - block[3]) == c4jax.values.HEURISTIC_LOGIT_GAP
-    full = c4jax.prior_logits(c4.from_moves("111111"), "uniform")
+    win = prior_logits(c4.from_moves("121212"), "heuristic")
+    assert int(jnp.argmax(win)) == 0 and float(win[0] - win[1]) == c4jax.search.values.HEURISTIC_LOGIT_GAP
+    block = prior_logits(c4.from_moves("12121"), "heuristic")  # O must block column 1
+    assert int(jnp.argmax(block)) == 0 and float(block[0] - block[3]) == c4jax.search.values.HEURISTIC_LOGIT_GAP
+    full = prior_logits(c4.from_moves("111111"), "uniform")
     assert float(full[0]) == float(jnp.finfo(jnp.float32).min) and np.all(np.asarray(full[1:]) == 0)
 
 

@@ -20,11 +20,11 @@ import jax.numpy as jnp
 import pytest
 
 import c4jax
-from c4jax import connect4 as c4
+from c4jax.games import connect4 as c4
 from c4jax.search.options import options_from_kwargs
-from c4jax.search import compiled
-from c4jax.search import layout
-from c4jax.search.stage_programs import lower_stages
+from c4jax.runtime import compiled
+from c4jax.search import programs
+from c4jax.search.programs import lower_stages
 
 from hlo_inspect import gathers_from, launched_loops, parse, simulation_loop_is_one_kernel, whole_array_ops
 from marks import slow_unless
@@ -63,12 +63,12 @@ def _compiled_text(batch: int, reused: bool, capacity: int = CAPACITY, vectorise
     tree = c4jax.empty_tree(envs, capacity) if reused else None
     opts = options_from_kwargs(options)
     opts = dataclasses.replace(opts, capacity=capacity, max_depth=c4.make().max_plies, lanes=opts.lanes_for(batch))
-    saved = layout.BLOCK
-    layout.BLOCK = batch if vectorised else saved
+    saved = programs.BLOCK
+    programs.BLOCK = batch if vectorised else saved
     try:
         return lower_stages(keys, envs, tree, opts, SIMULATIONS).simulations.compile().as_text()
     finally:
-        layout.BLOCK = saved
+        programs.BLOCK = saved
 
 
 def _descent_loops(loops):
@@ -110,7 +110,7 @@ def test_the_descent_is_compiled_into_one_kernel(batch, capacity, selection, sol
     call marked ``xla_cpu_small_call``), at any capacity and batch size: the
     loop holds no scatter (a batch's path writes are selects,
     ``c4jax.search.tree.set_entry``) and c4jax's loop threshold
-    (``c4jax.xla_flags``) exceeds the bytes it counts.  A loop whose
+    (``c4jax.runtime.xla_flags``) exceeds the bytes it counts.  A loop whose
     iterations launch their kernels one by one costs dozens of kernel
     launches per level (benchmarks/kernels_per_simulation.py).  At a batch
     of several games every loop inside a simulation is one kernel."""
@@ -133,7 +133,7 @@ def test_the_simulation_loop_is_compiled_into_one_kernel(batch, selection, solve
 
 def test_the_cpu_searches_a_batch_one_game_at_a_time():
     """On the CPU a batch runs the one-game program over its games
-    (``c4jax.search.layout``): the compiled batch holds no gather over the
+    (``c4jax.search.programs``): the compiled batch holds no gather over the
     batch and its loop over simulations is one kernel."""
     text = _compiled_text(8, False, CAPACITY, vectorised=False)
     assert simulation_loop_is_one_kernel(text, CAPACITY)

@@ -24,7 +24,7 @@ import numpy as np
 import pytest
 
 import c4jax
-from c4jax import tictactoe as ttt
+from c4jax.games import tictactoe as ttt
 
 N = 16
 GAMES = 8
@@ -132,7 +132,7 @@ def _env(tmp_path_factory, **extra):
 def test_the_same_games_on_1_and_4_devices(run, tmp_path_factory):
     script = textwrap.dedent(f"""
         import json, jax, c4jax
-        from c4jax import tictactoe as ttt
+        from c4jax.games import tictactoe as ttt
         assert len(jax.local_devices()) == 4, jax.local_devices()
         out = {{}}
         for d in (1, 4):
@@ -406,7 +406,7 @@ def test_two_processes_with_jax_distributed_play_every_game_once(resumed, tmp_pa
 
 def test_bad_flags_give_one_line(tmp_path, tmp_path_factory, monkeypatch, capsys):
     cases = [
-        (["--games", "0", "--out", str(tmp_path / "a.jsonl")], "--games must be in 1..100,000,000; got 0"),
+        (["--games", "0", "--out", str(tmp_path / "a.jsonl")], "--games must be an int in 1..100,000,000; got 0 (see 'c4jax selfplay --help')"),
         (["--games", "4", "--out", str(tmp_path / "no" / "a.jsonl")], "cannot write the games"),
         (["--games", "4", "--out", str(tmp_path)], "it is a directory"),
         (["--games", "4", "--think", "1", "--out", str(tmp_path / "a.jsonl")], "use --simulations, not --think"),
@@ -447,8 +447,8 @@ def test_bad_flags_give_one_line(tmp_path, tmp_path_factory, monkeypatch, capsys
 
 @pytest.mark.parametrize("value", [" 2", "+2", "2_0", "\uff12", "-1", "two"])
 def test_the_process_count_from_the_environment_is_ascii_digits(monkeypatch, value):
-    from c4jax.devices import initialize_distributed
+    from c4jax.runtime.distributed import initialize_distributed
 
     monkeypatch.setenv("JAX_NUM_PROCESSES", value)
-    with pytest.raises(ValueError, match="JAX_NUM_PROCESSES must be an integer >= 0 in ASCII digits"):
+    with pytest.raises(ValueError, match="JAX_NUM_PROCESSES must be an int >= 0"):
         initialize_distributed()

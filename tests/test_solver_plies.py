@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 import c4jax
-from c4jax import connect4 as c4
-from c4jax import tictactoe as ttt
+from c4jax.games import connect4 as c4
+from c4jax.games import tictactoe as ttt
 
 DATA = pathlib.Path(c4jax.__file__).parent / "data" / "connect4_positions.jsonl"
 LINES = [(0, 1, 2), (3, 4, 5), (6, 7, 8), (0, 3, 6), (1, 4, 7), (2, 5, 8), (0, 4, 8), (2, 4, 6)]

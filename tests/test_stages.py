@@ -1,5 +1,5 @@
 """The search's three compiled programs (root, simulations, output;
-c4jax.search.stage_programs.compile_stages): the same output as the search traced
+c4jax.search.programs.compile_stages): the same output as the search traced
 as one program, kept on disk or not, and the simulation stage traced from
 predicted root shapes that match the root stage's."""
 
@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 
 import c4jax
-from c4jax import connect4 as c4
-from c4jax import tictactoe as ttt
-from c4jax.search import stage_programs, stages
+from c4jax.games import connect4 as c4
+from c4jax.games import tictactoe as ttt
+from c4jax.search import programs
 from c4jax.search.options import options_from_kwargs
 from marks import slow_unless
 
@@ -39,16 +39,16 @@ def test_the_predicted_root_shapes_are_the_root_stages(game, options, reused):
     env = jax.tree.map(lambda x: jnp.stack([x, x, x]), module.from_moves("12"))
     keys = jax.random.split(jax.random.key(0), 3)
     opts = options_from_kwargs(dict(options))
-    real = jax.eval_shape(functools.partial(stages.root_stage, opts=opts, reused=reused), keys, env)
-    assert stage_programs.avals(stage_programs.root_shapes(keys, env, opts)) == stage_programs.avals(real)
-    assert jax.tree.structure(stage_programs.root_shapes(keys, env, opts)) == jax.tree.structure(real)
+    real = jax.eval_shape(functools.partial(programs.root_stage, opts=opts, reused=reused), keys, env)
+    assert programs.avals(programs.root_shapes(keys, env, opts)) == programs.avals(real)
+    assert jax.tree.structure(programs.root_shapes(keys, env, opts)) == jax.tree.structure(real)
 
 
 @pytest.fixture
 def cache_folder(tmp_path):
     """``use(kept)``: the persistent cache off (the plain programs) or on in a
     folder of this test's own (the programs kept on disk by
-    c4jax.search.programs); the session's restored after."""
+    c4jax.runtime.compiled); the session's restored after."""
     before = jax.config.jax_compilation_cache_dir
 
     def use(kept: bool):
@@ -82,8 +82,8 @@ def test_the_staged_programs_give_the_search_traced_as_one_program(cache_folder,
     with jax.default_device(jax.local_devices(backend="cpu")[0]):
         traced = jax.jit(lambda k, e: c4jax.run_mcts(k, e, 40, **options))(key, envs)
     chex.assert_trees_all_equal(jax.device_get(staged), jax.device_get(traced))
-    if game == "tictactoe":  # one game: tests/test_search.py::test_eager_and_jit_agree
-        return
+    if game == "tictactoe" or options:  # one game of tic-tac-toe: test_search.py::test_eager_and_jit_agree
+        return  # (a batch's games run one game's program each: the options' programs are checked above)
     env = module.from_moves(moves[1])
     one = c4jax.run_mcts(jax.random.key(3), env, 40, **options)
     one_traced = jax.jit(lambda k, e: c4jax.run_mcts(k, e, 40, **options))(jax.random.key(3), env)
@@ -108,13 +108,13 @@ def test_a_wrong_prediction_compiles_the_simulations_again_for_the_real_shapes(m
     from the real ones and the search is unchanged."""
     env = c4.from_moves("4453")
     expected = c4jax.run_mcts(jax.random.key(4), env, 32)
-    predict = stage_programs.root_shapes
+    predict = programs.root_shapes
 
     def wrong(keys, envs, opts):
         shapes = predict(keys, envs, opts)
         return shapes._replace(prior_bad=jax.ShapeDtypeStruct(shapes.prior_bad.shape, jnp.int32, weak_type=True))
 
-    monkeypatch.setattr(stage_programs, "root_shapes", wrong)
+    monkeypatch.setattr(programs, "root_shapes", wrong)
     c4jax.clear_compiled()
     compiles = []
     original = jax.stages.Lowered.compile

@@ -14,9 +14,11 @@ import jax
 import pytest
 
 import c4jax
-from c4jax import connect4 as c4
-from c4jax import tictactoe as ttt
+from c4jax.present.analysis import search_table
+from c4jax.games import connect4 as c4
+from c4jax.games import tictactoe as ttt
 from c4jax.cli import terminal
+from c4jax.present.tables import arena_table
 
 ESC = "\x1b["
 
@@ -109,7 +111,7 @@ def test_the_search_table_never_crops_a_number_in_a_narrow_terminal(search):
     widths = {}
     for width in (30, 60, 120):
         con, text = _console(width=width, encoding="ascii")
-        terminal.print_table(con, c4jax.search_table(out, env, "t", with_prior=True))
+        terminal.print_table(con, search_table(out, env, "t", with_prior=True))
         lines = text().splitlines()
         widths[width] = max(len(ln) for ln in lines)
         rows = [ln.split("|") for ln in lines if re.match(r"\|\s*\d+\s*\|", ln)]
@@ -129,7 +131,7 @@ def test_the_arena_table_never_crops_a_number():
     for width in (40, 80):
         stream = io.StringIO()
         con = terminal.console(file=stream, width=width)
-        terminal.print_table(con, r.table())
+        terminal.print_table(con, arena_table(r))
         text = stream.getvalue()
         assert "\u2026" not in text, text  # rich's ellipsis: a cropped cell
         assert f"{r.compile_seconds:.1f} s" in text or "compile" in text
@@ -137,7 +139,7 @@ def test_the_arena_table_never_crops_a_number():
 
 
 def test_the_quickstart_prints_the_one_search_table():
-    """The quickstart prints :func:`c4jax.search_table` (the table of
+    """The quickstart prints :func:`c4jax.present.analysis.search_table` (the table of
     ``c4jax analyze``) rather than a table of its own, and that table's
     headers hold no rich markup: "proven [lower, upper]" as a header would be
     read as markup and printed as "proven"."""
@@ -146,11 +148,11 @@ def test_the_quickstart_prints_the_one_search_table():
     from rich.console import Console
 
     source = (pathlib.Path(__file__).resolve().parents[1] / "examples" / "quickstart.py").read_text()
-    assert "c4jax.search_table(" in source and "Table(" not in source
+    assert "search_table(" in source and "Table(" not in source
     env = ttt.from_moves("15")
     out = c4jax.run_mcts(jax.random.key(0), env, 48)
     con = Console(width=150, record=True, file=open("/dev/null", "w"))
-    con.print(c4jax.search_table(out, env, "[t]", with_prior=True))
+    con.print(search_table(out, env, "[t]", with_prior=True))
     text = con.export_text()
     for header in ("cell", "visits", "share", "Q for X", "proven", "prior", "principal variation"):
         assert header in text, text
@@ -183,3 +185,32 @@ def test_an_output_that_cannot_encode_replaces_instead_of_raising(monkeypatch):
     terminal.tolerate_any_encoding()
     print("\u00b7 \u2501", file=stream, flush=True)
     assert raw.getvalue() == b"? ?\n"
+
+
+def test_a_result_line_longer_than_the_console_is_written_whole():
+    long = "2 games, 18 plies, 18,000 simulations in 0.05 s (compiling 14.8 s apart) on 2 CPU devices"
+    con, text = _console(width=40)
+    terminal.print_line(con, long)
+    assert text() == long + "\n"
+    con, text = _console(width=40)
+    con.print(long)  # rich's own print breaks it at the width
+    assert text() != long + "\n" and text().replace("\n", " ").strip() == long
+
+
+def test_a_search_tables_title_is_one_line_above_it(search):
+    env, out = search
+    title = "1,037 simulations in 30.00 s (budget 30 s; compiling before it 9.6 s), O to move, value +0.012"
+    con, text = _console(width=80)
+    terminal.print_table(con, search_table(out, env, title, with_prior=True))
+    lines = text().splitlines()
+    assert lines[0] == title and lines[1].startswith("\u250f")  # the table's top line follows
+
+
+def test_the_status_clock_counts_the_seconds_up_to_the_budget():
+    clock = terminal.Clock("the AI is thinking", 30)
+    assert str(clock) == "the AI is thinking: 0 s of 30 s..."
+    clock.start -= 12.2
+    assert str(clock) == "the AI is thinking: 12 s of 30 s..."
+    clock.start -= 100
+    assert str(clock) == "the AI is thinking: 30 s of 30 s..."
+    assert clock.__rich__().plain == str(clock)

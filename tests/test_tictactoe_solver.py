@@ -1,5 +1,5 @@
 """The exact tic-tac-toe solver: solve, count_minimax_nodes, solution_table,
-perfect_action_values (c4jax.tictactoe).
+perfect_action_values (c4jax.games.tictactoe).
 
 Boards in the comments: cells 1..9 row by row from the top left (the
 ``from_moves`` numbering); the solver's actions are these minus one.
@@ -17,8 +17,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from c4jax import tictactoe as ttt
-from c4jax import tictactoe_solver
+from c4jax.games import tictactoe as ttt
+from c4jax.games import tictactoe_solver
 
 nan = np.nan
 LINES = [(0, 1, 2), (3, 4, 5), (6, 7, 8), (0, 3, 6), (1, 4, 7), (2, 5, 8), (0, 4, 8), (2, 4, 6)]
@@ -256,7 +256,7 @@ def test_solution_table():
 
 def test_nothing_built_at_import():
     code = (
-        "import c4jax.tictactoe as t, c4jax.tictactoe_solver as s; "
+        "import c4jax.games.tictactoe as t, c4jax.games.tictactoe_solver as s; "
         "assert t.solution_table.cache_info().currsize == 0; assert not s._TT; "
         "import jax; assert not any(isinstance(v, jax.Array) for m in (t, s) for v in vars(m).values())"
     )

@@ -5,13 +5,14 @@ under ``vmap``; the scatters other platforms get do the same."""
 
 from __future__ import annotations
 
+import chex
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
 
 import c4jax
-from c4jax import connect4 as c4
+from c4jax.games import connect4 as c4
 from c4jax.search import tree as tree_mod
 from c4jax.search.tree import write
 from marks import slow_unless
@@ -48,14 +49,12 @@ def test_a_write_is_the_scatter_it_replaces(mode):
         node = jnp.int32(rng.integers(-1, N + 2))
         # A path of nodes: a visit added and a value set at each.
         got = fn([z, y], (path, actions), [v, 1], adds=(False, True), prefix=True)
-        for g, w in zip(got, _reference([z, y], (path, actions), [v, 1], (False, True))):
-            np.testing.assert_array_equal(g, w)
+        chex.assert_trees_all_equal(got, _reference([z, y], (path, actions), [v, 1], (False, True)))
         got = fn([x], path, [v], prefix=True)
         np.testing.assert_array_equal(got[0], _reference([x], path, [v], (False,))[0])
         # One node's row; an index out of range (or negative) writes nothing.
         got = fn([z, x], node, [row, 2.0])
-        for g, w in zip(got, _reference([z, x], node, [row, 2.0], (False, False))):
-            np.testing.assert_array_equal(g, w)
+        chex.assert_trees_all_equal(got, _reference([z, x], node, [row, 2.0], (False, False)))
         # Entries that are not a path: every one in range is written.
         lanes = jnp.asarray(rng.integers(-1, N + 1, 4).astype(np.int32))
         got = fn([x], lanes, [v[:4]], adds=(True,))
@@ -78,8 +77,7 @@ def test_a_batch_writes_each_game_as_alone():
     got = jax.jit(jax.vmap(one))(zs, ys, paths, actions, v)
     want = [jnp.stack(w) for w in zip(*[_reference([zs[b], ys[b]], (paths[b], actions[b]), [v[b], 1], (False, True))
                                          for b in range(B)])]
-    for g, w in zip(got, want):
-        np.testing.assert_array_equal(g, w)
+    chex.assert_trees_all_equal(got, want)
     # An unbatched array or index is broadcast over the games.
     got = jax.vmap(lambda i: write([xs[0]], i, [7.0])[0])(jnp.array([0, 3, N, -1, 8]))
     np.testing.assert_array_equal(got[:, 0], [7.0, xs[0, 0], xs[0, 0], xs[0, 0], xs[0, 0]])
@@ -101,5 +99,4 @@ def test_the_search_with_scatter_writes_grows_the_same_tree(monkeypatch, batch):
     monkeypatch.setattr(tree_mod, "SCATTER_FREE_PLATFORMS", ())
     scattered = search()
     assert int(np.asarray(cpu.node_visits)[..., 0].min()) == 61
-    for a, b in zip(jax.tree.leaves(cpu), jax.tree.leaves(scattered)):
-        np.testing.assert_array_equal(a, b)
+    chex.assert_trees_all_equal(cpu, scattered)

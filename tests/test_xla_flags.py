@@ -1,4 +1,4 @@
-"""c4jax.xla_flags: the CPU loop threshold and the CPU devices that ``import
+"""c4jax.runtime.xla_flags: the CPU loop threshold and the CPU devices that ``import
 c4jax`` adds to XLA_FLAGS, checked on the compiled program (a loop compiled
 into one kernel is a ``call`` with ``xla_cpu_small_call``) and on
 ``jax.devices``, in fresh interpreters."""
@@ -10,8 +10,8 @@ import sys
 
 import pytest
 
-from c4jax import xla_flags
-from c4jax.xla_flags import (
+from c4jax.runtime import xla_flags
+from c4jax.runtime.xla_flags import (
     DEVICES_ENV,
     DEVICES_KEY,
     LLVM_NO_LSR,
@@ -87,12 +87,12 @@ with warnings.catch_warnings(record=True) as caught:
         jnp.ones(2).block_until_ready()
     import jax
     import c4jax
-    from c4jax import connect4
+    from c4jax.games import connect4
 env = connect4.from_moves("4453")
 hlo = jax.jit(lambda k: connect4.heuristic_rollout(k, env)).lower(jax.random.key(0)).compile().as_text()
 print(json.dumps(dict(
-    status=c4jax.xla_flags.loop_threshold_status(),
-    in_effect=c4jax.xla_flags.threshold_in_effect(),
+    status=c4jax.runtime.xla_flags.loop_threshold_status(),
+    in_effect=c4jax.runtime.xla_flags.threshold_in_effect(),
     flags=os.environ.get("XLA_FLAGS", ""),
     cpu_devices=len(jax.devices("cpu")),
     small_loops=len(re.findall(r'xla_cpu_small_call="true"', hlo)),
@@ -223,8 +223,8 @@ def test_the_search_and_the_game_loops_compile_with_the_compiler_options(monkeyp
     import jax
 
     import c4jax
-    from c4jax import tictactoe
-    from c4jax.players import random_player
+    from c4jax.games import tictactoe
+    from c4jax.tools.players import random_player
 
     seen = []
     original = jax.stages.Lowered.compile

@@ -37,8 +37,8 @@ import numpy as np
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
 import c4jax  # noqa: E402
-from c4jax import connect4  # noqa: E402
-from c4jax.stats import wilson_interval  # noqa: E402
+from c4jax.games import connect4  # noqa: E402
+from c4jax.tools.stats import wilson_interval  # noqa: E402
 from common import (  # noqa: E402
     Report, ResultCache, command_line, environment_meta, fmt_ci, fmt_elo, fmt_pct, fmt_wdl,
     mcts, options_label, run_arena, search_options, spec_label, table_arguments,

@@ -44,7 +44,7 @@ import numpy as np
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
 import c4jax  # noqa: E402
-from c4jax import tictactoe  # noqa: E402
+from c4jax.games import tictactoe  # noqa: E402
 from common import (  # noqa: E402
     Report, ResultCache, command_line, environment_meta, fmt_wdl, mcts, options_label, search_options,
     run_arena, spec_label, table_arguments,

@@ -9,10 +9,13 @@ a plain Python ``int``/``float`` (or the choice itself).
 from __future__ import annotations
 
 import math
+import os
 import sys
+import warnings
 from typing import Any, Iterable
 
-__all__ = ["check_choice", "check_int", "check_number", "int_range", "plain"]
+__all__ = ["byte_text", "check_choice", "check_int", "check_memory", "check_number", "env_int", "int_range",
+           "machine_memory", "number_range", "plain"]
 
 
 def plain(value: Any) -> Any:
@@ -66,6 +69,42 @@ def check_int(name: str, value: Any, lo: int | None = None, hi: int | None = Non
     return int(value)
 
 
+def env_int(name: str, lo: int = 0, hi: int | None = None, *, default: int | None = None,
+            warn: bool = False, note: str = "") -> int | None:
+    """The environment variable ``name`` as an int in ``lo..hi`` (``None``: no
+    bound; ASCII digits only, no spaces: ``int()`` would also take spaces,
+    ``+``, ``_`` and other scripts' digits), or ``default`` where it is unset or empty.
+
+    Raises:
+      ValueError: ``"<name> must be an int in lo..hi; got '<text>'"``; with
+        ``warn``, a ``RuntimeWarning`` of that message instead, and
+        ``default`` is returned.
+    """
+    text = os.environ.get(name, "")
+    if not text:
+        return default
+    if text.isascii() and text.isdigit() and len(text) <= 18:
+        value = int(text)
+        if value >= lo and (hi is None or value <= hi):
+            return value
+    message = f"{name} must be {int_range(lo, hi)}{' ' + note if note else ''}; got {text[:80]!r}"
+    if warn:
+        warnings.warn(f"{message}: using {default}", RuntimeWarning, stacklevel=3)
+        return default
+    raise ValueError(message)
+
+
+def number_range(lo: float | None, hi: float | None, *, lo_open: bool = False, hi_open: bool = False) -> str:
+    """``"a number in (0, 1]"``, ``"a finite number > 0"`` or ``"a finite number"``."""
+    if lo is not None and hi is not None:
+        return f"a number in {'(' if lo_open else '['}{lo:g}, {hi:g}{')' if hi_open else ']'}"
+    if lo is not None:
+        return f"a finite number {'>' if lo_open else '>='} {lo:g}"
+    if hi is not None:
+        return f"a finite number {'<' if hi_open else '<='} {hi:g}"
+    return "a finite number"
+
+
 def check_number(name: str, value: Any, lo: float | None = None, hi: float | None = None, *,
                  lo_open: bool = False, hi_open: bool = False, optional: bool = False) -> float | None:
     """``value`` as a finite ``float`` (an int or float, not a bool) with
@@ -84,15 +123,7 @@ def check_number(name: str, value: Any, lo: float | None = None, hi: float | Non
     if ok and hi is not None:
         ok = value < hi if hi_open else value <= hi
     if not ok:
-        parts = []
-        if lo is not None:
-            parts.append(f"{'>' if lo_open else '>='} {lo:g}")
-        if hi is not None:
-            parts.append(f"{'<' if hi_open else '<='} {hi:g}")
-        if lo is not None and hi is not None:
-            allowed = f"a number in {'(' if lo_open else '['}{lo:g}, {hi:g}{')' if hi_open else ']'}"
-        else:
-            allowed = "a finite number" + (" " + parts[0] if parts else "")
+        allowed = number_range(lo, hi, lo_open=lo_open, hi_open=hi_open)
         if optional:
             allowed = "None or " + allowed
         raise ValueError(f"{name} must be {allowed}; got {_got(value)}")
@@ -112,3 +143,40 @@ def check_choice(name: str, value: Any, allowed: Iterable[Any], *, optional: boo
         return value
     names = ", ".join(map(repr, allowed))
     raise ValueError(f"{name} must be one of {names}{' or None' if optional else ''}; got {_got(value)}")
+
+
+def machine_memory() -> int | None:
+    """This machine's physical memory in bytes (``SC_PAGE_SIZE *
+    SC_PHYS_PAGES``), or ``None`` where the system does not say."""
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):
+        return None
+    return total if total > 0 else None
+
+
+def byte_text(count: int) -> str:
+    """``count`` bytes for a message: ``"512 bytes"``, ``"3.2 MB"``, ``"1.5 TB"`` (powers of 1000)."""
+    if count < 1000:
+        return f"{count} bytes"
+    for unit in ("kB", "MB", "GB", "TB", "PB"):
+        count /= 1000
+        if count < 1000:
+            return f"{count:.3g} {unit}"
+    return f"{count:,.0f} PB"
+
+
+def check_memory(name: str, value: Any, need: int, what: str) -> None:
+    """Refuses a size whose memory this machine cannot hold: ``need`` bytes
+    (the estimate of ``what``, e.g. ``"64 trees of 2,050 nodes x 285 bytes"``)
+    against :func:`machine_memory` (nothing is refused where it is unknown).
+    Call it before anything of that size is allocated.
+
+    Raises:
+      ValueError: ``"<name> must fit in this machine's memory (16 GB): <what>
+        need about 1.2 TB; got <value>"``.
+    """
+    have = machine_memory()
+    if have is not None and need > have:
+        raise ValueError(f"{name} must fit in this machine's memory ({byte_text(have)}): {what} "
+                         f"need about {byte_text(need)}; got {_got(value)}")

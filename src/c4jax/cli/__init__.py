@@ -14,7 +14,8 @@ One module per command (:mod:`c4jax.cli.play`, ``analyze``, ``arena``,
 the library's objects from them (:mod:`c4jax.cli.from_args`) and the terminal
 output (:mod:`c4jax.cli.terminal`).  ``main(argv)``
 returns the exit status (0 on success, 2 for a bad argument, which is reported
-as one line on stderr, never as a traceback); :func:`run`, the console
+as one line on stderr, never as a traceback; Ctrl-C ends every command with
+a line saying what it kept, and 130); :func:`run`, the console
 script, ends the process with it at once, without the interpreter's
 teardown.  JAX's persistent compilation cache is switched on inside
 :func:`main` (never at import), in ``$C4JAX_CACHE_DIR`` or
@@ -22,8 +23,7 @@ teardown.  JAX's persistent compilation cache is switched on inside
 skips most of the XLA compilation.
 
 The command modules import JAX, the search and matplotlib inside the
-functions that use them: ``--help`` and argument errors start no JAX (about
-0.1 s instead of JAX's 2-3 s start; ``benchmarks/startup.py``).
+functions that use them: ``--help`` and argument errors start no JAX.
 """
 
 from __future__ import annotations
@@ -43,8 +43,8 @@ from c4jax.cli import analyze, arena, bench, play, selfplay  # noqa: E402
 from c4jax.cli.args import (  # noqa: E402
     EXIT_USAGE, PROG, OutputError, Parser, UsageError, common_parent, game_parent, search_parent,
 )
-from c4jax.cli.terminal import console, hard_exit, tolerate_any_encoding  # noqa: E402
-from c4jax.cli.from_args import cache_dir, enable_compilation_cache, use_device  # noqa: E402
+from c4jax.cli.terminal import Interrupted, console, hard_exit, tolerate_any_encoding  # noqa: E402
+from c4jax.cli.from_args import cache_dir, check_memory_of, enable_compilation_cache, use_device  # noqa: E402
 
 __all__ = ["main", "run", "build_parser"]
 
@@ -93,13 +93,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     tolerate_any_encoding()
     con = console()
     # Ctrl-C must reach us even if SIGINT was inherited as ignored (nohup, some
-    # CI runners): play, analyze and arena all end cleanly on it.
+    # CI runners): every command ends on it with exit status 130.
     import signal
 
     with contextlib.suppress(ValueError, OSError):
         signal.signal(signal.SIGINT, signal.default_int_handler)
     enable_compilation_cache(cache_dir(args))
     try:
+        check_memory_of(args)
         use_device(args)
         return args.func(args, con, t_start)
     except UsageError as e:
@@ -108,8 +109,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OutputError as e:
         sys.stderr.write(f"{PROG} {args.command}: error: {e}\n")
         return 1
-    except KeyboardInterrupt:
-        sys.stderr.write(f"{PROG} {args.command}: interrupted\n")
+    except KeyboardInterrupt as e:
+        # Interrupted says what the command kept (the games written, or none).
+        kept = f": {e}" if isinstance(e, Interrupted) and str(e) else ""
+        sys.stderr.write(f"{PROG} {args.command}: interrupted{kept}\n")
         # Compilation or a search may still be running in XLA's threads; the
         # interpreter's normal shutdown would crash under them.
         hard_exit(130)

@@ -7,8 +7,10 @@ import os
 import re
 import sys
 
-from c4jax.cli.args import OutputError, UsageError, command_parser, file_arg, int_arg, search_options, seed_arg
-from c4jax.cli.terminal import PREPARING, print_board, print_table, status
+from c4jax.cli.args import (
+    MAX_PLIES, MAX_VISITS, OutputError, UsageError, command_parser, file_arg, ranged, search_options, seed_arg,
+)
+from c4jax.cli.terminal import COMPILING, Clock, print_board, print_line, print_table, status
 from c4jax.cli.from_args import check_writable, make_game, parse_moves, separated_moves
 
 ANALYZE_EPILOG = """\
@@ -41,7 +43,8 @@ def add_parser(sub, game, search_parent, common) -> None:
         "cells X, O and '.' (e.g. \"......./......./......./......./...O.../..XXO..\"); "
         "the player to move follows from the stone counts",
     )
-    p.add_argument("--seed", type=seed_arg, default=0, help="random seed of the search (default: 0)")
+    p.add_argument("--seed", type=seed_arg, default=0,
+                   help=f"random seed of the search, {seed_arg.limits} (default: 0)")
     p.add_argument("--plot", metavar="FILE", type=file_arg, default=None,
                    help="write a bar chart of the visit counts (PNG; .svg or .pdf by the file's extension)")
     p.add_argument("--json", action="store_true",
@@ -49,16 +52,18 @@ def add_parser(sub, game, search_parent, common) -> None:
     p.add_argument("--dot", metavar="FILE", type=file_arg, default=None,
                    help="write the search tree as Graphviz DOT text (render: dot -Tsvg FILE); "
                    "'-': print it instead of the board and table")
-    p.add_argument("--depth", type=int_arg, default=None, metavar="K",
-                   help="with --dot: draw nodes at most K plies below the root (default: all)")
-    p.add_argument("--min-visits", type=int_arg, default=0, metavar="V",
-                   help="with --dot: leave out nodes with fewer than V visits, and their subtrees (default: 0)")
+    depth, visits = ranged(0, MAX_PLIES), ranged(0, MAX_VISITS)
+    p.add_argument("--depth", type=depth, default=None, metavar="K",
+                   help=f"with --dot: draw nodes at most K plies below the root, {depth.limits} (default: all)")
+    p.add_argument("--min-visits", type=visits, default=0, metavar="V",
+                   help=f"with --dot: leave out nodes with fewer than V visits, and their subtrees, {visits.limits} "
+                   "(default: 0)")
     p.set_defaults(func=run)
 
 
 def run(args, con, t_start: float) -> int:
     # The library is imported when a command runs: 'c4jax --help' and usage errors start without JAX.
-    from c4jax.analysis import move_label, root_value_text, search_table
+    from c4jax.present.analysis import move_label, root_value_text, search_table
 
     import numpy as np
 
@@ -81,8 +86,6 @@ def run(args, con, t_start: float) -> int:
         check_writable(args.dot, "the tree")
     if not args.dot and (args.depth is not None or args.min_visits):
         raise UsageError("--depth and --min-visits go with --dot")
-    if args.depth is not None and args.depth < 0 or args.min_visits < 0:
-        raise UsageError(f"--depth and --min-visits must be >= 0; got {args.depth} and {args.min_visits}")
     if args.json and args.dot == "-":
         raise UsageError("--json and --dot - would both write to stdout: give --dot a file name")
     if bool(env.done):
@@ -92,24 +95,39 @@ def run(args, con, t_start: float) -> int:
         raise UsageError(f"{what} is a finished game: nothing to analyze")
     import jax
 
+    # Two phases on the status line: compiling (a first search too small to
+    # matter, of the same compiled programs), then the search itself.
+    key, options = jax.random.key(args.seed), search_options(args)
     if args.think:
         from c4jax.search import run_mcts_anytime
+        from c4jax.search.anytime import anytime_capacity
 
+        # The tree the budget gets by default, for both searches (a budget of
+        # a millisecond alone would get a smaller one: another program).
+        options["capacity"] = anytime_capacity(args.think, 128)
+        warm: dict = {}
         timing: dict = {}
-        with status(f"{PREPARING}, then {args.think:g} s of search..."):
-            out, sims = run_mcts_anytime(
-                jax.random.key(args.seed), env, args.think, timing=timing, **search_options(args)
-            )
-        done = f"{sims} simulations in {timing['search_s']:.2f} s (budget {args.think:g} s"
-        if timing["compile_s"]:
-            done += f"; compiling before it {timing['compile_s']:.1f} s"
+        with status(f"{COMPILING}...") as line:
+            run_mcts_anytime(key, env, 1e-3, timing=warm, **options)
+            line.update(Clock("searching", args.think))
+            out, sims = run_mcts_anytime(key, env, args.think, timing=timing, **options)
+        compile_s = warm["compile_s"] + timing["compile_s"]
+        done = f"{sims:,} simulations in {timing['search_s']:.2f} s (budget {args.think:g} s"
+        if compile_s:
+            done += f"; compiling before it {compile_s:.1f} s"
         done += ")"
     else:
-        with status(f"{PREPARING}, then {args.simulations} simulations..."):
-            out = jax.block_until_ready(
-                run_mcts(jax.random.key(args.seed), env, args.simulations, **search_options(args)))
+        from c4jax.search.run import simulation_bucket
+
+        with status(f"{COMPILING}...") as line:
+            # One simulation in the tree of the count's size runs the same
+            # compiled programs (the count is their argument).
+            jax.block_until_ready(
+                run_mcts(key, env, 1, capacity=simulation_bucket(args.simulations) + 1, **options).action)
+            line.update(f"searching ({args.simulations:,} simulations)...")
+            out = jax.block_until_ready(run_mcts(key, env, args.simulations, **options))
         sims = args.simulations
-        done = f"{args.simulations} simulations"
+        done = f"{args.simulations:,} simulations"
     legal = np.asarray(out.search_tree.root_invalid_actions)[0] == 0  # the search's legal moves
     dot = {"max_depth": args.depth, "min_visits": args.min_visits}
     if args.plot:
@@ -118,7 +136,7 @@ def run(args, con, t_start: float) -> int:
         _write_dot(args.dot, out, **dot)
     if args.dot == "-" or args.json:  # stdout holds the DOT text or the JSON alone
         if args.dot == "-":
-            from c4jax.search.dot import tree_to_dot
+            from c4jax.present.dot import tree_to_dot
 
             print(tree_to_dot(out.search_tree, **dot), end="")
         else:
@@ -132,11 +150,11 @@ def run(args, con, t_start: float) -> int:
     title = f"{done}, {mover} to move, {root_value_text(out)}"
     print_table(con, search_table(out, env, title, with_prior=True))
     best = int(out.action)
-    con.print(f"Best move: {move_label(game)} {best + 1}")
+    print_line(con, f"Best move: {move_label(game)} {best + 1}")
     if args.plot:
-        con.print(f"Wrote the visit counts to {args.plot}")
+        print_line(con, f"Wrote the visit counts to {args.plot}", markup=False)
     if args.dot:
-        con.print(f"Wrote the search tree to {args.dot}")
+        print_line(con, f"Wrote the search tree to {args.dot}", markup=False)
     return 0
 
 
@@ -144,12 +162,12 @@ def analysis_json(game, env, out, moves: str | None, simulations: int) -> dict:
     """The analysis as a JSON-ready dict (``c4jax analyze --json``): the
     position (``moves``, None for a position given as ``--board``, and
     ``board``, rows top first in X, O and '.'), the simulations, the root
-    value and, per legal move, its statistics (:func:`c4jax.move_stats`);
+    value and, per legal move, its statistics (:func:`c4jax.present.analysis.move_stats`);
     moves 1-based, values for the player to move."""
     import numpy as np
 
-    from c4jax.analysis import move_stats
-    from c4jax.boards import unbatched_grid
+    from c4jax.present.analysis import move_stats
+    from c4jax.present.boards import unbatched_grid
 
     children = move_stats(out, env)
     return {
@@ -194,7 +212,7 @@ def _plot_format(path: str) -> str:
 
 def _write_dot(path: str, out, **cut) -> None:
     from c4jax.files import write_whole
-    from c4jax.search.dot import tree_to_dot
+    from c4jax.present.dot import tree_to_dot
 
     try:
         write_whole(path, tree_to_dot(out.search_tree, **cut))
@@ -225,7 +243,7 @@ def visits_figure(game, out, legal, moves: str):
     table writes it (exactly +1 / -1 where proven, what was proven)."""
     import textwrap
 
-    from c4jax.analysis import fmt_q, move_label, proven_result, shown_q
+    from c4jax.present.analysis import fmt_q, move_label, proven_result, shown_q
 
     # An MPLBACKEND matplotlib does not know would fail its import: the plot
     # is a PNG file, drawn by Agg whatever the environment says.

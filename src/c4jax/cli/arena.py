@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import os
 
-from c4jax.cli.args import MAX_GAMES, OutputError, UsageError, command_parser, file_arg, int_arg, seed_arg
-from c4jax.cli.terminal import print_table
+from c4jax.cli.args import OutputError, UsageError, command_parser, devices_arg, file_arg, games_arg, seed_arg
+from c4jax.cli.terminal import Interrupted, print_line, print_table
 from c4jax.cli.from_args import check_devices, check_writable, make_game
 
 ARENA_EPILOG = """\
@@ -28,16 +28,18 @@ def add_parser(sub, game, search_parent, common) -> None:
     p.add_argument("player_a", metavar="PLAYER_A", help="e.g. mcts:1000")
     p.add_argument("player_b", metavar="PLAYER_B", help="e.g. random")
     p.add_argument(
-        "--games", type=int_arg, default=100,
-        help="number of games, even: the players alternate moving first (default: 100)",
+        "--games", type=games_arg, default=100,
+        help=f"number of games, {games_arg.limits}: the players alternate moving first (default: 100)",
     )
-    p.add_argument("--seed", type=seed_arg, default=0, help="random seed (default: 0)")
-    p.add_argument("--batch-size", type=int_arg, default=None, help="games per jitted call, even (default: all)")
+    p.add_argument("--seed", type=seed_arg, default=0, help=f"random seed, {seed_arg.limits} (default: 0)")
+    p.add_argument("--batch-size", type=games_arg, default=None,
+                   help=f"games per jitted call, {games_arg.limits}; more than --games plays them all at once "
+                   "(default: all)")
     p.add_argument("--out", metavar="JSONL", type=file_arg, default=None, help="write every game as JSON lines")
     p.add_argument("--overwrite", action="store_true", help="replace an existing --out file")
     p.add_argument(
-        "--devices", type=int_arg, default=None, metavar="K",
-        help="local devices to shard the games over (default: all)",
+        "--devices", type=devices_arg, default=None, metavar="K",
+        help=f"local devices to shard the games over, {devices_arg.limits} and at most this process's (default: all)",
     )
     p.set_defaults(func=run)
 
@@ -45,18 +47,12 @@ def add_parser(sub, game, search_parent, common) -> None:
 def run(args, con, t_start: float) -> int:
     import jax
 
-    from c4jax.arena import arena
-    from c4jax.records import write_games
-    from c4jax.players import parse_player
+    from c4jax.tools.matches import arena
+    from c4jax.tools.records import write_games
+    from c4jax.present.tables import arena_table
+    from c4jax.tools.players import parse_player
 
-    game = make_game(args)
-    if args.games < 2 or args.games % 2 or args.games > MAX_GAMES:
-        raise UsageError(
-            f"--games must be an even number in 2..{MAX_GAMES:,} (the players alternate moving first); "
-            f"got {args.games:,}"
-        )
-    if args.batch_size is not None and (args.batch_size < 2 or args.batch_size % 2):
-        raise UsageError(f"--batch-size must be an even number >= 2; got {args.batch_size}")
+    game = make_game(args)  # --games and --batch-size: their types' ranges
     players = []
     for spec in (args.player_a, args.player_b):
         try:
@@ -72,23 +68,29 @@ def run(args, con, t_start: float) -> int:
         if os.path.exists(args.out) and os.path.getsize(args.out) and not args.overwrite:
             raise UsageError(f"{args.out!r} exists: pass --overwrite to replace it, or choose another --out")
     check_devices(args.devices)
-    result = arena(
-        jax.random.key(args.seed),
-        players[0],
-        players[1],
-        args.games,
-        game.env_reset(),
-        batch_size=args.batch_size,
-        progress=True,
-        devices=args.devices,
-    )
-    print_table(con, result.table())
+    try:
+        result = arena(
+            jax.random.key(args.seed),
+            players[0],
+            players[1],
+            args.games,
+            game.env_reset(),
+            batch_size=args.batch_size,
+            progress=True,
+            devices=args.devices,
+        )
+    except KeyboardInterrupt:
+        if args.out:  # written whole at the end, so not at all
+            raise Interrupted(f"no game was written to {args.out} (the arena writes its games once all are "
+                              "played)") from None
+        raise
+    print_table(con, arena_table(result))
     if args.out:
         try:
             write_games(args.out, result.games)
         except OSError as e:
             raise OutputError(f"cannot write the games {args.out!r}: {e.strerror or e}") from None
-        con.print(f"Wrote {len(result.games)} games to {args.out}")
+        print_line(con, f"Wrote {len(result.games):,} games to {args.out}", markup=False)
     return 0
 
 

@@ -7,7 +7,8 @@ from __future__ import annotations
 import argparse
 import re
 
-from c4jax import registry
+from c4jax.games import registry
+from c4jax.validation import int_range, number_range
 
 PROG = "c4jax"
 
@@ -28,9 +29,12 @@ class OutputError(Exception):
 
 
 class Parser(argparse.ArgumentParser):
-    """An ArgumentParser whose errors are ONE line on stderr (no usage block)."""
+    """An ArgumentParser whose errors are ONE line on stderr (no usage block);
+    a value out of its range reads as the library's checks do
+    (``--seed must be an int in 0..4,294,967,295; got -1``)."""
 
     def error(self, message: str):  # noqa: D401 - argparse API
+        message = re.sub(r"^argument (\S+): must be ", r"\1 must be ", message)
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
 
 
@@ -51,71 +55,59 @@ def shown(text: str, limit: int = 40) -> str:
 
 # One spelling of a number on the command line: ASCII digits, a '-' in
 # front at most; no spaces, '+', '_' or other digits (which int() and
-# float() would take).
-_INTEGER = re.compile(r"-?[0-9]{1,40}")
+# float() would take), no 'nan' or 'inf'.
+_INTEGER = re.compile(r"-?[0-9]+")
 _DECIMAL = re.compile(r"-?([0-9]{1,40}(\.[0-9]{0,40})?|\.[0-9]{1,40})([eE]-?[0-9]{1,4})?")
 
 
-def positive_int(text: str) -> int:
-    if not _INTEGER.fullmatch(text):
-        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {shown(text, 20)} (ASCII digits, e.g. 200)")
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
-    return value
+def ranged(lo: float, hi: float, *, kind: type = int, even: bool = False, lo_open: bool = False):
+    """The argument type of a number in ``lo..hi`` (``kind`` ``int``, or
+    ``float`` with ``lo_open``: ``lo`` excluded; ``even``: even ints only),
+    written in ASCII digits.  Its error is one line in the library's shape
+    (:mod:`c4jax.validation`), which :class:`Parser` prefixes with the
+    option: ``--seed must be an int in 0..4,294,967,295; got -1``.  The type
+    keeps ``lo``, ``hi``, ``kind``, ``even``, ``lo_open`` and ``limits``, the
+    range for the option's help (``"1..1,000,000"``, ``"(0, 3600]"``)."""
+    if kind is int:
+        limits = int_range(lo, hi).removeprefix("an int in ") + (", even" if even else "")
+        allowed = int_range(lo, hi).replace("an int", "an even int", 1) if even else int_range(lo, hi)
+    else:
+        allowed = number_range(lo, hi, lo_open=lo_open)
+        limits = allowed.removeprefix("a number in ")
+
+    def parse(text: str):
+        pattern = _INTEGER if kind is int else _DECIMAL
+        if not pattern.fullmatch(text):
+            raise argparse.ArgumentTypeError(f"must be {allowed}, written in ASCII digits; got {shown(text, 20)}")
+        if kind is int and len(text) > 40:  # far out of range (and int() takes at most 4,300 digits)
+            raise argparse.ArgumentTypeError(f"must be {allowed}; got {shown(text, 20)}")
+        value = kind(text)
+        inside = (lo < value if lo_open else lo <= value) and value <= hi and not (even and value % 2)
+        if not inside:  # a float past its range may be inf ('1e999'): the text as written
+            raise argparse.ArgumentTypeError(f"must be {allowed}; got {text if len(text) <= 40 else shown(text, 20)}")
+        return value
+
+    parse.lo, parse.hi, parse.kind, parse.even, parse.lo_open, parse.limits = lo, hi, kind, even, lo_open, limits
+    parse.__name__ = f"{kind.__name__} in {limits}"
+    return parse
 
 
 MAX_SIMULATIONS = 1_000_000  # a tree of 2 N + 2 nodes must fit in memory
-
-
-def simulations_arg(text: str) -> int:
-    value = positive_int(text)
-    if value > MAX_SIMULATIONS:
-        raise argparse.ArgumentTypeError(f"must be at most {MAX_SIMULATIONS:,}, got {value:,}")
-    return value
-
-
 MAX_THINK_SECONDS = 3600.0
-
-
-def seconds_arg(text: str) -> float:
-    if not _DECIMAL.fullmatch(text):
-        raise argparse.ArgumentTypeError(
-            f"expected a number of seconds, got {shown(text, 20)} (ASCII digits, e.g. 2 or 0.5)"
-        )
-    value = float(text)
-    if not (0 < value <= MAX_THINK_SECONDS):
-        raise argparse.ArgumentTypeError(f"must be in (0, {MAX_THINK_SECONDS:g}] seconds, got {text[:20]!r}")
-    return value
-
-
-def float_arg(text: str) -> float:
-    """A number in ASCII digits (a '-', a decimal point and an exponent
-    allowed); no spaces, '+', '_', Unicode digits, ``nan`` or ``inf``,
-    which ``float`` would take.  Its range is the library's to check."""
-    if not _DECIMAL.fullmatch(text):
-        raise argparse.ArgumentTypeError(f"expected a number, got {shown(text, 20)} (ASCII digits, e.g. 0.25)")
-    return float(text)
-
-
-def int_arg(text: str) -> int:
-    """An integer in ASCII digits, a '-' in front at most, at most 40 digits
-    (no spaces, '+', '_' or Unicode digits, which ``int`` would take)."""
-    if not _INTEGER.fullmatch(text):
-        raise argparse.ArgumentTypeError(f"expected an integer, got {shown(text)} (ASCII digits, e.g. 12)")
-    return int(text)
-
-
 MAX_GAMES = 1_000_000  # arena --games: the records of every game are kept in memory
+MAX_SELFPLAY_GAMES = 100_000_000  # selfplay --games: c4jax.tools.self_play.MAX_GAMES
+MAX_BOARD = 64  # Connect 4 rows and columns (c4jax.games.connect4.MAX_ROWS, MAX_COLS)
+MAX_PLIES = MAX_BOARD * MAX_BOARD  # the longest game of the largest board
+MAX_DEVICES = 4096  # local devices of one process (the command then checks the process's own)
+MAX_PROCESSES = 65_536
+MAX_VISITS = 2**31 - 1  # a node's visit count is an int32
+MAX_SEED = 2**32 - 1
 
-
-def games_arg(text: str) -> int:
-    value = int_arg(text)
-    if not 2 <= value <= MAX_GAMES or value % 2:
-        raise argparse.ArgumentTypeError(
-            f"must be an even number in 2..{MAX_GAMES:,} (the players alternate moving first), got {value:,}"
-        )
-    return value
+simulations_arg = ranged(1, MAX_SIMULATIONS)
+seconds_arg = ranged(0, MAX_THINK_SECONDS, kind=float, lo_open=True)
+seed_arg = ranged(0, MAX_SEED)
+games_arg = ranged(2, MAX_GAMES, even=True)
+devices_arg = ranged(1, MAX_DEVICES)
 
 
 def file_arg(text: str) -> str:
@@ -128,13 +120,6 @@ def folder_arg(text: str) -> str:
     if not text.strip():
         raise argparse.ArgumentTypeError("expected a folder, got an empty name (--no-cache: no cache)")
     return text
-
-
-def seed_arg(text: str) -> int:
-    value = int_arg(text)
-    if not 0 <= value < 2**32:
-        raise argparse.ArgumentTypeError(f"must be in 0..{2**32 - 1}, got {value}")
-    return value
 
 
 DEVICE_PLATFORMS = ("cpu", "gpu", "tpu")
@@ -164,10 +149,12 @@ def game_parent() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(add_help=False)
     g = p.add_argument_group("game")
     g.add_argument("--game", default="connect4", choices=GAMES, help="which game (default: connect4)")
-    g.add_argument("--rows", type=int_arg, default=None, help="Connect 4 board rows, 3..64 (default 6)")
-    g.add_argument("--cols", type=int_arg, default=None, help="Connect 4 board columns, 3..64 (default 7)")
+    board = ranged(3, MAX_BOARD)
+    g.add_argument("--rows", type=board, default=None, help=f"Connect 4 board rows, {board.limits} (default 6)")
+    g.add_argument("--cols", type=board, default=None, help=f"Connect 4 board columns, {board.limits} (default 7)")
     g.add_argument(
-        "--connect", type=int_arg, default=None, help="Connect 4 stones in a row to win (default 4)"
+        "--connect", type=board, default=None,
+        help=f"Connect 4 stones in a row to win, {board.limits} and at most the larger of rows and columns (default 4)",
     )
     return p
 
@@ -180,11 +167,11 @@ def search_parent(default_sims: int, think: bool = True) -> argparse.ArgumentPar
     budget = g.add_mutually_exclusive_group()
     budget.add_argument(
         "--simulations", "-n", type=simulations_arg, default=default_sims, metavar="N",
-        help=f"MCTS simulations per move (default: {default_sims})",
+        help=f"MCTS simulations per move, {simulations_arg.limits} (default: {default_sims})",
     )
     budget.add_argument(
         "--think", type=seconds_arg, default=None, metavar="SECONDS",
-        help=f"think for this many seconds, in (0, {MAX_THINK_SECONDS:g}], of wall-clock time per search instead "
+        help=f"think for this many seconds, in {seconds_arg.limits}, of wall-clock time per search instead "
         "(c4jax.run_mcts_anytime: chunks of 128 simulations until the time is spent)" if think else argparse.SUPPRESS,
     )
     g.add_argument(

@@ -10,6 +10,7 @@ import sys
 import time
 
 from c4jax.cli.args import command_parser, UsageError
+from c4jax.cli.terminal import print_line
 
 BENCH_EPILOG = """\
 In a source checkout with the [bench] extras (pgx, open_spiel) this imports the
@@ -52,7 +53,7 @@ BENCH_EXTRAS = ("pgx", "pyspiel")  # what the scripts import besides c4jax
 
 
 def _find_benchmarks() -> pathlib.Path | None:
-    """The ``benchmarks/`` folder of the source checkout this package was
+    """The benchmark scripts' folder of the source checkout this package was
     imported from (an editable install, or ``src/`` on the path): the folder
     three levels above this file whose ``pyproject.toml`` names the project
     ``c4jax``.  Never the current folder: a stranger's checkout does not run
@@ -149,7 +150,7 @@ def builtin_bench(quick: bool, con) -> list[dict]:
     import jax.numpy as jnp
     from rich.table import Table
 
-    from c4jax import connect4
+    from c4jax.games import connect4
     from c4jax.search import run_mcts
 
     repeats, min_time = (3, 0.05) if quick else (7, 0.3)
@@ -163,7 +164,7 @@ def builtin_bench(quick: bool, con) -> list[dict]:
     envs = batch(1024)
     rollouts = jax.jit(lambda key, e: jax.vmap(game.rollout)(jax.random.split(key, 1024), e))
     first, med = _time_calls(rollouts, lambda i: (jax.random.key(i), envs), repeats, min_time)
-    rows.append(dict(measurement="random rollouts, batch 1024", unit="rollouts/s",
+    rows.append(dict(measurement="random rollouts, batch 1,024", unit="rollouts/s",
                      rate=1024 / med, ms=1e3 * med, compile_s=first))
     for b, n in ((1, 1000), (64, 200)):
         envs = batch(b)
@@ -172,7 +173,7 @@ def builtin_bench(quick: bool, con) -> list[dict]:
         first, med = _time_calls(lambda key, e, n=n: run_mcts(key, e, n).action, args_for, repeats, min_time)
         jitted = jax.jit(lambda key, e, n=n: run_mcts(key, e, n).action)
         jit_first, jit_med = _time_calls(jitted, args_for, repeats, min_time)
-        rows.append(dict(measurement=f"run_mcts, batch {b} x {n} sims", unit="sims/s",
+        rows.append(dict(measurement=f"run_mcts, batch {b:,} x {n:,} sims", unit="sims/s",
                          rate=b * n / med, ms=1e3 * med, compile_s=first,
                          jit_rate=b * n / jit_med, jit_ms=1e3 * jit_med, jit_compile_s=jit_first))
     t = Table(
@@ -213,7 +214,7 @@ def run(args, con, t_start: float) -> int:
             if folder is None
             else f"the benchmark scripts need {', '.join(missing)} (pip install 'c4jax[bench]')"
         )
-        con.print(f"[dim]{why}: timing c4jax itself[/dim]")
+        print_line(con, f"{why}: timing c4jax itself", style="dim", markup=False)
     builtin_bench(args.quick, con)
     return 0
 

@@ -11,14 +11,14 @@ import sys
 import tempfile
 from typing import Any
 
-from c4jax import registry
-from c4jax.cache import default_cache_dir
-from c4jax.cache import enable_compilation_cache as enable_cache
+from c4jax.games import registry
+from c4jax.runtime.cache import default_cache_dir
+from c4jax.runtime.cache import enable_compilation_cache as enable_cache
 from c4jax.cli.args import GAMES, PROG, UsageError, shown
 
 def cache_dir(args) -> pathlib.Path | None:
     """The cache folder of ``--cache-dir``/``--no-cache``, else the per-user
-    default (:func:`c4jax.cache.default_cache_dir`)."""
+    default (:func:`c4jax.runtime.cache.default_cache_dir`)."""
     if getattr(args, "no_cache", False):
         return None
     if getattr(args, "cache_dir", None):
@@ -27,7 +27,7 @@ def cache_dir(args) -> pathlib.Path | None:
 
 
 def enable_compilation_cache(path: pathlib.Path | None) -> pathlib.Path | None:
-    """:func:`c4jax.cache.enable_compilation_cache` in ``path``; a folder
+    """:func:`c4jax.runtime.cache.enable_compilation_cache` in ``path``; a folder
     that cannot be created or written is one warning line on stderr, and
     the command runs without the cache (``None``)."""
     if path is None:
@@ -66,7 +66,7 @@ def separated_moves(game) -> bool:
 
 def parse_moves(game, text: str):
     """An Env from a MOVES argument; UsageError naming the bad move."""
-    from c4jax.analysis import move_label
+    from c4jax.present.analysis import move_label
 
     text = text.strip()
     moves: Any = text
@@ -90,6 +90,46 @@ def parse_moves(game, text: str):
             hint = (f"; a game of more than 9 {move_label(game)}s takes its moves separated by commas "
                     f"(e.g. {','.join(text[:4])})")
         raise UsageError(f"bad MOVES {shown(text)}: {e}{hint}") from None
+
+
+def check_memory_of(args) -> None:
+    """UsageError, before any work starts, where this machine's memory
+    cannot hold the search trees the command's sizes ask for (the
+    library's own estimate, :func:`c4jax.search.tree.check_trees_fit`):
+    one game's tree of ``-n`` (play, analyze), a self-play batch's trees and
+    records, an arena batch's trees of both players.  A time budget
+    (``--think``) keeps its tree small; other bad arguments are left to the
+    command, which names them."""
+    if args.command not in ("play", "analyze", "selfplay", "arena") or getattr(args, "think", None):
+        return
+    if args.command == "selfplay" and args.merge:
+        return
+    from c4jax.search.run import simulation_bucket
+    from c4jax.search.tree import check_trees_fit
+    from c4jax.tools.players import mcts_player, parse_player
+    from c4jax.tools.self_play import check_batch_fits
+
+    game = make_game(args)
+    batch = "--batch-size", getattr(args, "batch_size", None)
+    sims = "--simulations/-n", getattr(args, "simulations", None)
+    try:
+        if args.command == "play":
+            check_trees_fit(*sims, game, 1, mcts_player(args.simulations).tree_nodes)
+        elif args.command == "analyze":
+            check_trees_fit(*sims, game, 1, simulation_bucket(args.simulations) + 1)
+        elif args.command == "selfplay":
+            rows = min(args.batch_size or 1024, args.games)
+            nodes = mcts_player(args.simulations).tree_nodes
+            check_batch_fits(*(batch if args.batch_size else sims), game, rows, nodes)
+        else:
+            try:
+                nodes = sum(parse_player(spec).tree_nodes for spec in (args.player_a, args.player_b))
+            except ValueError:
+                return  # the arena names the bad player
+            rows = min(args.batch_size or args.games, args.games)
+            check_trees_fit(*(batch if args.batch_size else ("--games", args.games)), game, rows, nodes)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
 
 
 def check_writable(path: str, what: str) -> None:
@@ -137,21 +177,21 @@ ONE_GAME_COMMANDS = ("play", "analyze")
 def use_device(args) -> None:
     """Where the command's searches run: ``--device`` if it names another
     platform than JAX's default, else (``play``, ``analyze``) one game on a
-    GPU or TPU host on its CPU (:func:`c4jax.search.layout.one_game_platform`);
+    GPU or TPU host on its CPU (:func:`c4jax.search.programs.one_game_platform`);
     set as JAX's default device.  JAX starts only where that can matter
     (``--device`` given, or a GPU or TPU plugin installed).
 
     Raises:
       UsageError: ``--device`` names a platform this machine lacks.
     """
-    from c4jax.xla_flags import accelerator_plugin_installed
+    from c4jax.runtime.xla_flags import accelerator_plugin_installed
 
     platform = getattr(args, "device", None)
     if platform is None and (args.command not in ONE_GAME_COMMANDS or not accelerator_plugin_installed()):
         return
     import jax
 
-    from c4jax.search.layout import one_game_platform
+    from c4jax.search.programs import one_game_platform
 
     default = jax.default_backend()
     if platform is None:

@@ -1,12 +1,15 @@
 """``c4jax play``: a game against the MCTS AI in the terminal (OpenSpiel's
 ``examples/mcts.py`` and ``bots/human.py`` are the model: players by flag,
 search statistics per move on request, re-prompt on bad input, the legal moves
-on an empty line, a clean exit with a summary on Ctrl-C or EOF).  The board is
-drawn once a turn, cut to the terminal's height; a finished game offers undo,
-a new game or quit."""
+on an empty line, a clean exit with a summary on quit or EOF, and on Ctrl-C
+with exit status 130).  The board is drawn once a turn, cut to the terminal's
+height; a finished game offers undo, a new game or quit.  While the AI
+searches, the status line says whether it compiles or thinks, and what is
+typed meanwhile is discarded."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import re
@@ -15,7 +18,7 @@ import threading
 import time
 
 from c4jax.cli.args import command_parser, search_options, seed_arg
-from c4jax.cli.terminal import PREPARING, hard_exit, print_board, print_table, status
+from c4jax.cli.terminal import COMPILING, Clock, hard_exit, print_board, print_line, print_table, status
 from c4jax.cli.from_args import make_game
 
 PLAY_EPILOG = """\
@@ -45,7 +48,8 @@ def add_parser(sub, game, search_parent, common) -> None:
         help="who moves first and plays X (default: human)",
     )
     p.add_argument(
-        "--seed", type=seed_arg, default=None, help="random seed of the AI (default: random, printed)"
+        "--seed", type=seed_arg, default=None,
+        help=f"random seed of the AI, {seed_arg.limits} (default: random, printed)",
     )
     p.add_argument(
         "--show-search", action="store_true",
@@ -58,14 +62,17 @@ def add_parser(sub, game, search_parent, common) -> None:
 class _AI:
     """The MCTS side of the terminal game: :func:`c4jax.mcts_player` (subtree
     reuse, a tree of fixed capacity ``2 N + 2`` kept between moves) on a
-    batch of one game, its search jitted once; with ``think`` seconds the
-    anytime driver searches the same player's tree instead."""
+    batch of one game, its search compiled ahead of time once; with
+    ``think`` seconds the anytime driver searches the same player's tree
+    instead (compiled by a first search of a millisecond).  Compiling is
+    apart from searching (:meth:`prepare`), so that the status line can say
+    which one runs."""
 
     def __init__(self, game, num_simulations: int, seed: int, options: dict, think: float | None = None):
         import jax
         import jax.numpy as jnp
 
-        from c4jax.players import mcts_player
+        from c4jax.tools.players import mcts_player
         from c4jax.search import run_mcts_anytime
         from c4jax.search.anytime import anytime_capacity
 
@@ -96,9 +103,10 @@ class _AI:
             return out
 
         # With a time budget, the anytime driver (compiled ahead of time by
-        # itself) replaces the jitted search of a fixed simulation count.
+        # itself) replaces the compiled search of a fixed simulation count.
         self._search = think_search if think else jax.jit(search)
-        self._warm_search = functools.partial(think_search, seconds=0.001) if think else self._search
+        self._think_compile = functools.partial(think_search, seconds=0.001) if think else None
+        self.ready = False  # the search is compiled
         self._cut = jax.jit(lambda tree, action: self.player.observe(tree, jnp.asarray(action, jnp.int32)[None]))
         self._fresh = jax.jit(lambda env: self.player.init(one(env)))
         self._legal = jax.jit(game.legal_action_mask)
@@ -119,14 +127,18 @@ class _AI:
         self.reset(env)
 
     def warm_up(self, env) -> None:
-        """Compiles the search and the tree cut, each in a background thread,
-        while the human thinks; :meth:`wait` joins them."""
+        """Compiles the search and the tree cut, each in a background thread
+        (while the human thinks); :meth:`wait` joins them."""
         import jax
 
         tree = self.tree
 
         def search():
-            jax.block_until_ready(self._warm_search(self.key, 0, 2, env, tree).action)
+            if self._think_compile is not None:
+                jax.block_until_ready(self._think_compile(self.key, 0, 2, env, tree).action)
+            else:
+                self._search = self._search.lower(self.key, 0, 2, env, tree).compile()
+            self.ready = True
 
         def cut():
             jax.block_until_ready(self._cut(tree, 0))
@@ -137,6 +149,16 @@ class _AI:
         }
         for t in self._warm.values():
             t.start()
+
+    def prepare(self, env) -> float:
+        """Compiles the search from ``env`` (in a thread: Ctrl-C stops the
+        wait at once) unless done, or waits for the warm-up's compile;
+        returns the seconds it waited."""
+        t0 = time.perf_counter()
+        if not self.ready and "search" not in self._warm:
+            self.warm_up(env)
+        self.wait("search")
+        return time.perf_counter() - t0
 
     def busy(self) -> bool:
         """Whether a warm-up thread is still running."""
@@ -149,6 +171,8 @@ class _AI:
             if t is not None:
                 t.join()  # an interrupted join leaves the thread listed (see busy)
                 self._warm.pop(name, None)
+                if name == "search":
+                    self.ready = True  # or the warm-up failed: the search compiles itself
 
     def legal(self, env):
         import numpy as np
@@ -218,7 +242,7 @@ class _Game:
 
     def summary(self) -> str:
         """One line: the moves as ``c4jax analyze`` takes them and the result."""
-        from c4jax.analysis import moves_text
+        from c4jax.present.analysis import moves_text
 
         moves = moves_text(self.game, self.moves) or "none"
         n = self.ply
@@ -236,9 +260,9 @@ def game_name(game) -> str:
 
 
 def _search_title(what: str, out) -> str:
-    from c4jax.analysis import root_value_text
+    from c4jax.present.analysis import root_value_text
 
-    return f"{what}: {int(out.visit_counts.sum())} root visits, {root_value_text(out)}"
+    return f"{what}: {int(out.visit_counts.sum()):,} root visits, {root_value_text(out)}"
 
 
 # The lines of a turn besides the board: the line typed, the AI's move, the prompt.
@@ -289,6 +313,59 @@ def _read_move(prompt: str) -> str:
     return line.decode("utf-8", errors="replace").rstrip("\r")
 
 
+@contextlib.contextmanager
+def _typing_discarded():
+    """While the block runs (the AI compiles or searches), what is typed on
+    a terminal is not echoed (it would break the status line) and, at the
+    end, dropped from the terminal's input buffer (with any line read but
+    not yet used), so that it is not taken for the next move.  Input that is
+    not a terminal (a script's moves) is left alone."""
+    try:
+        import termios
+
+        fileno = sys.stdin.fileno()
+        saved = termios.tcgetattr(fileno) if os.isatty(fileno) else None
+    except (AttributeError, ImportError, OSError, ValueError):
+        saved = None
+    if saved is None:
+        yield
+        return
+    quiet = list(saved)
+    quiet[3] &= ~termios.ECHO  # the local modes
+    with contextlib.suppress(OSError):
+        termios.tcsetattr(fileno, termios.TCSANOW, quiet)
+    try:
+        yield
+    finally:
+        with contextlib.suppress(OSError):
+            termios.tcsetattr(fileno, termios.TCSANOW, saved)
+            termios.tcflush(fileno, termios.TCIFLUSH)
+        _PENDING.clear()
+
+
+def _search_with_status(ai, state, args, hint: bool = False):
+    """The AI's search (or a hint's) under a status line that says
+    "compiling" while the search compiles, then "thinking" with its budget
+    (a clock of the seconds, or the simulations); what is typed meanwhile is
+    dropped (:func:`_typing_discarded`).  Returns ``(output, seconds compiling, seconds searching)``."""
+    who = "searching for a hint" if hint else "the AI is thinking"
+
+    def thinking():
+        return Clock(who, args.think) if args.think else f"{who} ({args.simulations:,} simulations)..."
+
+    with _typing_discarded(), status(thinking() if ai.ready else f"{COMPILING}...") as line:
+        compiling = ai.prepare(state.env)
+        line.update(thinking())
+        t0 = time.perf_counter()
+        out = ai.search(state.env, state.ply, hint=hint)
+        searching = time.perf_counter() - t0
+    if args.think and ai.timing:
+        # The search's own time; anything compiled inside it said apart.
+        compiling += searching - ai.timing["search_s"]
+        searching = ai.timing["search_s"]
+    return out, compiling, searching
+
+
 def _legal_text(game, legal) -> str:
     import numpy as np
 
@@ -311,7 +388,7 @@ def _read_command(con, prompt: str) -> str | None:
 
 def run(args, con, t_start: float) -> int:
     # The library is imported when a command runs: 'c4jax --help' and usage errors start without JAX.
-    from c4jax.analysis import fmt_q, move_label, search_table, shown_q
+    from c4jax.present.analysis import fmt_q, move_label, search_table, shown_q
 
     game = make_game(args)
     seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(3), "little")
@@ -320,10 +397,11 @@ def run(args, con, t_start: float) -> int:
     label = move_label(game)
     n_actions = game.num_actions
     side = f"You are [bold]{'XO'[human]}[/bold] and move {'first' if human == 0 else 'second'}."
-    con.print(f"[bold]c4jax play[/bold]: {game_name(game)}. {side}")
-    per_move = f"{args.think:g} s of thinking" if args.think else f"{args.simulations} simulations"
-    con.print(f"The AI is MCTS, {per_move} per move (seed {seed}).")
-    con.print(
+    print_line(con, f"[bold]c4jax play[/bold]: {game_name(game)}. {side}")
+    per_move = f"{args.think:g} s of thinking" if args.think else f"{args.simulations:,} simulations"
+    print_line(con, f"The AI is MCTS, {per_move} per move (seed {seed}).")
+    print_line(
+        con,
         f"Type a {label} 1-{n_actions}, or [bold]hint[/bold], [bold]undo[/bold], [bold]board[/bold], "
         "[bold]quit[/bold] (an empty line lists the legal moves)."
     )
@@ -336,15 +414,15 @@ def run(args, con, t_start: float) -> int:
         nonlocal fresh, summarized
         n = state.undo_plies()
         if not n:
-            con.print("Nothing to undo.")
+            print_line(con, "Nothing to undo.")
             return
         state.pop(n)
         ai.reset(state.env)
-        con.print("Took back your last move and the AI's." if n > 1 else "Took back your last move.")
+        print_line(con, "Took back your last move and the AI's." if n > 1 else "Took back your last move.")
         fresh, summarized = True, False
 
     try:
-        with status(f"{PREPARING}..."):
+        with status("starting the AI..."):
             ai = _AI(game, args.simulations, seed, search_options(args), think=args.think)
             ai.reset(state.env)
         if human == 0:
@@ -356,8 +434,8 @@ def run(args, con, t_start: float) -> int:
                     msg = "Nobody wins." if w < 0 else ("You win!" if w == human else "The AI wins.")
                     summary = state.summary()
                     _show_board(con, game, state.env, below=1 + -(-len(summary) // con.width))
-                    con.print(f"[bold]{msg}[/bold]")
-                    con.print(summary, markup=False)
+                    print_line(con, f"[bold]{msg}[/bold]")
+                    print_line(con, summary, markup=False)
                     summarized = True
                 text = _read_command(con, "What now? undo, new (another game) or quit [undo/new/quit]: ")
                 if text is None:
@@ -370,36 +448,27 @@ def run(args, con, t_start: float) -> int:
                     ai.new_game(state.env)
                     fresh = True
                     summarized = False
-                    con.print(f"[bold]New game[/bold]: {side}")
+                    print_line(con, f"[bold]New game[/bold]: {side}")
                 elif cmd == "board":
                     print_board(con, game, state.env)
                 else:
                     shown = text.strip() if len(text.strip()) <= 20 else text.strip()[:20] + "..."
-                    con.print("The game is over: type undo, new or quit"
-                              + (f" ({shown!r} is none of them)." if shown else "."), style="red", markup=False)
+                    print_line(con, "The game is over: type undo, new or quit"
+                               + (f" ({shown!r} is none of them)." if shown else "."), style="red", markup=False)
                 continue
             legal = ai.legal(state.env)
             if state.to_move != human:
-                t0 = time.perf_counter()
-                with status(f"{PREPARING}..." if first_ai_move else "the AI is thinking..."):
-                    out = ai.search(state.env, state.ply)
-                dt = time.perf_counter() - t0
+                out, compiling, dt = _search_with_status(ai, state, args)
                 action = int(out.action[0])
                 if args.show_search:
                     print_table(con, search_table(out, state.env, _search_title("AI search", out)))
-                since = f", {time.perf_counter() - t_start:.1f} s after start" if first_ai_move else ""
-                if args.think and ai.timing:
-                    # The search's own time; compiling (or waiting for the
-                    # warm-up's compilation) said apart.
-                    searched = ai.timing["search_s"]
-                    if dt - searched > 0.5:
-                        since = f", after {dt - searched:.1f} s of compiling" + since
-                    dt = searched
-                elif first_ai_move and dt > 0.5:
-                    since = ", compiling included" + since
-                con.print(
+                since = f", after {compiling:.1f} s of compiling" if compiling > 0.5 else ""
+                if first_ai_move:
+                    since += f", {time.perf_counter() - t_start:.1f} s after start"
+                print_line(
+                    con,
                     f"AI ({'XO'[state.to_move]}) plays {label} [bold]{action + 1}[/bold]"
-                    f"  ({ai.n} simulations in {dt:.2f} s{since})"
+                    f"  ({ai.n:,} simulations in {dt:.2f} s{since})"
                 )
                 first_ai_move = False
                 ai.played(action)
@@ -414,18 +483,19 @@ def run(args, con, t_start: float) -> int:
                 break
             cmd = text.strip().lower()
             if cmd in ("help", "h", "?"):
-                con.print(f"Type a {label} 1-{n_actions}; hint: what the AI would play; undo: take back "
-                          "your last move and the AI's; board: the whole board; quit: stop.")
-                con.print(_legal_text(game, legal))
+                print_line(con, f"Type a {label} 1-{n_actions}; hint: what the AI would play; undo: take back "
+                           "your last move and the AI's; board: the whole board; quit: stop.")
+                print_line(con, _legal_text(game, legal))
                 continue
             if cmd == "hint":
-                out = ai.search(state.env, state.ply, hint=True)
+                out, _, _ = _search_with_status(ai, state, args, hint=True)
                 a = int(out.action[0])
                 share = float(out.action_weights[0, a])
                 q = shown_q(float(out.qvalues[0, a]), float(out.qvalue_lower[0, a]), float(out.qvalue_upper[0, a]))
                 if args.show_search:
                     print_table(con, search_table(out, state.env, _search_title("Hint search", out)))
-                con.print(
+                print_line(
+                    con,
                     f"Hint: the AI would play {label} [bold]{a + 1}[/bold] "
                     f"(visit share {100 * share:.0f}%, Q {fmt_q(q)})"
                 )
@@ -449,8 +519,8 @@ def run(args, con, t_start: float) -> int:
                 elif not legal[m - 1]:
                     error = f"Column {m} is full." if label == "column" else f"Cell {m} is taken."
             if error is not None:
-                con.print(error, style="red", markup=False)
-                con.print(_legal_text(game, legal))
+                print_line(con, error, style="red", markup=False)
+                print_line(con, _legal_text(game, legal))
                 continue
             action = int(cmd) - 1
             ai.played(action)
@@ -461,12 +531,13 @@ def run(args, con, t_start: float) -> int:
         interrupted = True
     else:
         interrupted = False
-    if not summarized:
-        con.print(state.summary(), markup=False)
+    if not summarized or interrupted:
+        print_line(con, state.summary(), markup=False)
     if interrupted or (ai is not None and ai.busy()):
         # A search may still be running in XLA's threads (a warm-up, or the
         # AI's own move that Ctrl-C interrupted): leave now rather than wait
         # for it, and without the interpreter's shutdown, which aborts
-        # (SIGABRT) while XLA threads are running.
-        hard_exit(0)
+        # (SIGABRT) while XLA threads are running.  Ctrl-C: 130, as every
+        # command (and a shell) says of a process SIGINT stopped.
+        hard_exit(130 if interrupted else 0)
     return 0

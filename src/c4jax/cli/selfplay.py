@@ -8,9 +8,13 @@ import glob
 import os
 import re
 
-from c4jax import registry
-from c4jax.cli.args import command_parser, file_arg, float_arg, int_arg, search_options, seed_arg, UsageError
+from c4jax.games import registry
+from c4jax.cli.args import (
+    MAX_PLIES, MAX_PROCESSES, MAX_SELFPLAY_GAMES, command_parser, devices_arg, file_arg, ranged, search_options,
+    seed_arg, UsageError,
+)
 from c4jax.cli.from_args import check_devices, check_writable, make_game
+from c4jax.cli.terminal import Interrupted, print_line
 
 SELFPLAY_EPILOG = """\
 Every line of FILE is one game: game, x, o, result ("X", "O" or "draw"), plies,
@@ -27,7 +31,14 @@ examples:
   c4jax selfplay --games 4096 --out g.jsonl --coordinator host0:1234 --num-processes 2 --process-id 1
 """
 
-MAX_GAMES = 100_000_000
+# The options' types: their ranges are checked as they are parsed.
+GAMES = ranged(1, MAX_SELFPLAY_GAMES)
+TEMPERATURE_PLIES = ranged(0, MAX_PLIES)
+TEMPERATURE = ranged(0.001, 1000.0, kind=float)  # 0.001: nearly the most visited move; 1000: nearly uniform
+DIRICHLET_FRACTION = ranged(0.0, 1.0, kind=float)
+DIRICHLET_ALPHA = ranged(0.001, 1000.0, kind=float)
+PROCESSES = ranged(1, MAX_PROCESSES)
+PROCESS_ID = ranged(0, MAX_PROCESSES - 1)
 
 
 def add_parser(sub, game, search_parent, common) -> None:
@@ -37,33 +48,41 @@ def add_parser(sub, game, search_parent, common) -> None:
                        description="Self-play: both sides the same MCTS with subtree reuse; the first plies sampled\n"
                        "from the visit counts, then the most visited move.  Writes one JSON line per game\n"
                        "with every ply's root visit counts and value (AlphaZero-style training data).")
-    p.add_argument("--games", type=int_arg, default=100, help="number of games (default: 100)")
-    p.add_argument("--seed", type=seed_arg, default=0, help="random seed (default: 0)")
+    p.add_argument("--games", type=GAMES, default=100, help=f"number of games, {GAMES.limits} (default: 100)")
+    p.add_argument("--seed", type=seed_arg, default=0, help=f"random seed, {seed_arg.limits} (default: 0)")
     p.add_argument("--out", metavar="FILE", type=file_arg, required=True, help="the JSON-lines file to write")
     p.add_argument(
         "--resume", action="store_true",
         help="continue an interrupted run: the games already in FILE are not played again",
     )
     p.add_argument(
-        "--temperature-plies", type=int_arg, default=8, metavar="K",
-        help="plies whose move is sampled from the visit counts (default: 8); then the most visited",
+        "--temperature-plies", type=TEMPERATURE_PLIES, default=8, metavar="K",
+        help=f"plies whose move is sampled from the visit counts, {TEMPERATURE_PLIES.limits} (the longest game "
+        "of the largest board; default: 8); then the most visited",
     )
-    p.add_argument("--temperature", type=float_arg, default=1.0, help="sampling temperature (default: 1)")
+    p.add_argument("--temperature", type=TEMPERATURE, default=1.0,
+                   help=f"sampling temperature, {TEMPERATURE.limits} (default: 1)")
     p.add_argument(
-        "--dirichlet-fraction", type=float_arg, default=0.0, metavar="F",
-        help="root prior (1 - F) p + F Dir(alpha), AlphaZero's exploration noise (default: 0, off)",
+        "--dirichlet-fraction", type=DIRICHLET_FRACTION, default=0.0, metavar="F",
+        help=f"root prior (1 - F) p + F Dir(alpha), AlphaZero's exploration noise, {DIRICHLET_FRACTION.limits} "
+        "(default: 0, off)",
     )
-    p.add_argument("--dirichlet-alpha", type=float_arg, default=0.3, metavar="ALPHA", help="(default: 0.3)")
-    p.add_argument("--devices", type=int_arg, default=None, metavar="K", help="local devices to use (default: all)")
+    p.add_argument("--dirichlet-alpha", type=DIRICHLET_ALPHA, default=0.3, metavar="ALPHA",
+                   help=f"the noise's alpha, {DIRICHLET_ALPHA.limits} (default: 0.3)")
+    p.add_argument("--devices", type=devices_arg, default=None, metavar="K",
+                   help=f"local devices to use, {devices_arg.limits} and at most this process's (default: all)")
     p.add_argument(
-        "--batch-size", type=int_arg, default=None, help="games per compiled batch (default: all, up to 1024)"
+        "--batch-size", type=GAMES, default=None,
+        help=f"games per compiled batch, {GAMES.limits}; more than --games plays them all at once "
+        "(default: all, up to 1,024)",
     )
     d = p.add_argument_group("several processes (jax.distributed)")
     d.add_argument("--coordinator", default=None, metavar="HOST:PORT",
                    help="process 0's address (default: $JAX_COORDINATOR_ADDRESS)")
-    d.add_argument("--num-processes", type=int_arg, default=None, metavar="N",
-                   help="(default: $JAX_NUM_PROCESSES)")
-    d.add_argument("--process-id", type=int_arg, default=None, metavar="I", help="(default: $JAX_PROCESS_ID)")
+    d.add_argument("--num-processes", type=PROCESSES, default=None, metavar="N",
+                   help=f"{PROCESSES.limits} (default: $JAX_NUM_PROCESSES)")
+    d.add_argument("--process-id", type=PROCESS_ID, default=None, metavar="I",
+                   help=f"{PROCESS_ID.limits}, below N (default: $JAX_PROCESS_ID)")
     d.add_argument(
         "--merge", action="store_true",
         help="only join the part files FILE.part-I-of-N of an earlier multi-process run into a new FILE "
@@ -117,27 +136,16 @@ def part_path(out: str, index: int, count: int) -> str:
 
 
 def _check_run_args(args) -> None:
-    if not 1 <= args.games <= MAX_GAMES:
-        raise UsageError(f"--games must be in 1..{MAX_GAMES:,}; got {args.games:,}")
+    """What the options' types cannot check alone (each number's range is its type's)."""
     if args.think is not None:
         raise UsageError("selfplay searches a fixed number of simulations per move: use --simulations, not --think")
-    if args.temperature_plies < 0:
-        raise UsageError(f"--temperature-plies must be >= 0; got {args.temperature_plies}")
-    if not 0 < args.temperature < float("inf"):
-        raise UsageError(f"--temperature must be a number > 0; got {args.temperature}")
-    if not 0 <= args.dirichlet_fraction <= 1:
-        raise UsageError(f"--dirichlet-fraction must be in [0, 1]; got {args.dirichlet_fraction}")
-    if not 0 < args.dirichlet_alpha < float("inf"):
-        raise UsageError(f"--dirichlet-alpha must be a number > 0; got {args.dirichlet_alpha}")
-    if args.batch_size is not None and args.batch_size < 1:
-        raise UsageError(f"--batch-size must be >= 1; got {args.batch_size}")
 
 
 def _this_run(args, game, options: dict) -> dict:
     """What makes a record one of this run's games: the game, the player,
-    the seed, the settings (:func:`c4jax.selfplay.run_settings`) and the
+    the seed, the settings (:func:`c4jax.tools.self_play.run_settings`) and the
     number of games (its indices ``0..games - 1``)."""
-    from c4jax.selfplay import run_settings, search_options
+    from c4jax.tools.self_play import run_settings, search_options
 
     settings = run_settings(search_options(options), args.temperature_plies, args.temperature)
     name, params = registry.spec(game)
@@ -200,7 +208,7 @@ def _existing(path: str, run: dict, share: tuple[int, int], con) -> list:
     dropped from the file, but only once the whole lines before it have
     been checked to be this run's records: a file of anything else is left
     as it was."""
-    from c4jax.records import records_from_bytes
+    from c4jax.tools.records import records_from_bytes
 
     if not os.path.exists(path):
         return []
@@ -218,7 +226,7 @@ def _existing(path: str, run: dict, share: tuple[int, int], con) -> list:
             raise UsageError(f"cannot resume from {path!r}: its last line is not a game record")
         with open(path, "rb+") as f:
             f.truncate(end)
-        con.print(f"Dropped an unfinished last line of {path} ({len(data) - end} bytes)")
+        print_line(con, f"Dropped an unfinished last line of {path} ({len(data) - end:,} bytes)", markup=False)
     return records
 
 
@@ -238,6 +246,20 @@ def _append(path: str, records) -> None:
         os.close(fd)
 
 
+def _kept(path: str, games: int) -> str:
+    """What an interrupted run kept: the games whole in ``path`` (each
+    batch's are appended when it ends; the batch under way is lost)."""
+    try:
+        with open(path, "rb") as f:
+            have = f.read().count(b"\n")
+    except OSError:
+        have = 0
+    when = "each batch's games are written when the batch ends"
+    if not have:
+        return f"no game was written ({when})"
+    return f"{have:,} of {games:,} games are in {path} ({when}); add --resume to play the rest"
+
+
 def merge_parts(out: str, run: dict) -> int:
     """Joins ``out.part-I-of-N`` into ``out`` (written to a temporary file
     and renamed: all or nothing), in index order, after checking that every
@@ -245,7 +267,7 @@ def merge_parts(out: str, run: dict) -> int:
     player, seed, settings and games) and that every game ``0..games-1`` is
     there exactly once; removes the parts.  Returns the number of games.
     UsageError when parts or games are missing, doubled or of another run."""
-    from c4jax.records import read_games, write_games
+    from c4jax.tools.records import read_games, write_games
 
     parts = sorted(glob.glob(glob.escape(out) + ".part-*-of-*"))
     counts = {int(m.group(1)) for p in parts if (m := re.search(r"\.part-\d+-of-(\d+)$", p))}
@@ -349,7 +371,7 @@ def _release_locks(remove_new_empty: bool) -> None:
 
 
 def run(args, con, t_start: float) -> int:
-    from c4jax.devices import initialize_distributed
+    from c4jax.runtime.distributed import initialize_distributed
 
     _check_run_args(args)
     game = make_game(args)
@@ -365,7 +387,7 @@ def run(args, con, t_start: float) -> int:
                 "or move that file away"
             )
         n = merge_parts(args.out, this_run)
-        con.print(f"Merged {n} games into {args.out}")
+        print_line(con, f"Merged {n:,} games into {args.out}", markup=False)
         return 0
     try:
         index, count = initialize_distributed(args.coordinator, args.num_processes, args.process_id, con.print)
@@ -396,14 +418,15 @@ def _play_and_merge(args, con, game, options: dict, this_run: dict, path: str, i
     multi-process run, waits for every process and process 0 merges."""
     import jax
 
-    from c4jax.devices import process_share
-    from c4jax.selfplay import selfplay
+    from c4jax.runtime.distributed import process_share
+    from c4jax.tools.self_play import selfplay
 
     have = {r.index for r in done}
     todo = process_share([g for g in range(args.games) if g not in have], index, count)
     where = f"process {index} of {count}: " if count > 1 else ""
     if done and todo:
-        con.print(f"{where}{len(done)} games already in {path}; playing the {len(todo)} missing")
+        print_line(con, f"{where}{len(done):,} games already in {path}; playing the {len(todo):,} missing",
+                   markup=False)
     if todo:
         try:
             result = selfplay(
@@ -414,21 +437,25 @@ def _play_and_merge(args, con, game, options: dict, this_run: dict, path: str, i
             )
         except ValueError as e:
             raise UsageError(str(e)) from None
+        except KeyboardInterrupt:
+            raise Interrupted(_kept(path, len(done) + len(todo))) from None
         s = result.summary()
         d = result.num_devices
-        con.print(
-            f"{where}{s['games']} games, {s['plies']} plies, {s['simulations']:,} simulations in "
+        print_line(
+            con,
+            f"{where}{s['games']:,} games, {s['plies']:,} plies, {s['simulations']:,} simulations in "
             f"{s['seconds']:.2f} s (compiling {s['compile_seconds']:.1f} s apart) on {d} "
             f"{jax.local_devices()[0].platform.upper()} device{'s' if d > 1 else ''}"
         )
-        con.print(
+        print_line(
+            con,
             f"per device: {s['games_per_second_per_device']:.2f} games/s, "
             f"{s['simulations_per_second_per_device']:,.0f} simulations/s, "
             f"{s['plies_per_second_per_device']:,.1f} plies/s"
         )
-        con.print(f"Wrote {s['games']} games to {path}")
+        print_line(con, f"Wrote {s['games']:,} games to {path}", markup=False)
     else:
-        con.print(f"{where}every game of this run is in {path} already: nothing to play")
+        print_line(con, f"{where}every game of this run is in {path} already: nothing to play", markup=False)
     if count > 1:
         from jax.experimental import multihost_utils
 
@@ -441,4 +468,4 @@ def _play_and_merge(args, con, game, options: dict, this_run: dict, path: str, i
             ) from None
         if index == 0:
             n = merge_parts(args.out, this_run)
-            con.print(f"Merged {n} games from {count} processes into {args.out}")
+            print_line(con, f"Merged {n:,} games from {count} processes into {args.out}", markup=False)

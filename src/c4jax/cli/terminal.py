@@ -1,17 +1,24 @@
 """The commands' terminal output: the rich console (colour and width rules),
-the status line while compiling, any output encoding, tables and boards that
-never squash a column or break a row, and a hard exit."""
+the status line (compiling, then searching, with a clock), result lines that
+never wrap, any output encoding, tables and boards that never squash a column
+or break a row, Ctrl-C's message and a hard exit."""
 
 from __future__ import annotations
 
 import contextlib
 import os
 import sys
+import time
 
 MIN_WIDTH = 40  # the narrowest output drawn (a narrower terminal wraps it)
 
 
-PREPARING = "preparing the search (compiled on the first run of a board size and setting only)"
+COMPILING = "compiling the search (once per board size and setting; later runs load it from the cache)"
+
+
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C, with what the command kept: ``c4jax COMMAND: interrupted:
+    MESSAGE`` on stderr and exit status 130 (:func:`c4jax.cli.main`)."""
 
 
 def console(**kw):
@@ -30,17 +37,62 @@ def console(**kw):
     return con
 
 
+class _NoStatus:
+    def update(self, text) -> None:
+        pass
+
+
+class _StatusLine:
+    """A rich Status whose text changes are drawn at once (rich's own
+    ``update`` waits for its next refresh, which a short phase may end
+    before)."""
+
+    def __init__(self, status, spinner: str):
+        self._status, self._spinner = status, spinner
+
+    def update(self, text) -> None:
+        self._status.update(text, spinner=self._spinner)  # a new spinner: rich redraws now
+
+
 @contextlib.contextmanager
-def status(text: str):
+def status(text):
     """A status line with a spinner on standard error while the block runs
     (compiling, searching): standard output stays the command's own; nothing
-    is drawn when standard error is not a terminal."""
+    is drawn when standard error is not a terminal.  Yields an object whose
+    ``update(text)`` changes the line (a new phase: compiling, then
+    searching); ``text`` is a string or a :class:`Clock`."""
     err = console(stderr=True)
     if not err.is_terminal:
-        yield
+        yield _NoStatus()
         return
-    with err.status(text, spinner="line" if ascii_only(err) else "dots"):
-        yield
+    spinner = "line" if ascii_only(err) else "dots"
+    with err.status(text, spinner=spinner) as rich_status:
+        line = _StatusLine(rich_status, spinner)
+        line.update(text)
+        yield line
+
+
+class Clock:
+    """A status text that counts the seconds of a search with a time budget
+    ("thinking: 12 s of 30 s..."), drawn anew at each refresh of the line."""
+
+    def __init__(self, what: str, seconds: float):
+        self.what, self.seconds, self.start = what, seconds, time.perf_counter()
+
+    def __str__(self) -> str:
+        elapsed = min(time.perf_counter() - self.start, self.seconds)
+        return f"{self.what}: {elapsed:.0f} s of {self.seconds:g} s..."
+
+    def __rich__(self):
+        from rich.text import Text
+
+        return Text(str(self))
+
+
+def print_line(con, text: str, **kw) -> None:
+    """Prints one result or summary line whole: never wrapped at the
+    console's width (a pipe's 80 columns), so that no phrase breaks."""
+    con.print(text, soft_wrap=True, **kw)
 
 
 GLYPHS = "\u00b7\u2501\u2502"  # the board's empty cell, rich's table and bar lines
@@ -95,7 +147,12 @@ def print_table(con, table) -> None:
     """Prints a rich Table without squashing a column: the columns that do
     not wrap (moves, visits, values) keep their width and only the principal
     variation folds; a terminal narrower than that gets a wider table (its
-    lines run past the edge) rather than cropped numbers."""
+    lines run past the edge) rather than cropped numbers.  A title justified
+    left is printed as one line above it (rich would wrap it at the
+    table's width) and taken off the table."""
+    if isinstance(table.title, str) and table.title and table.title_justify == "left":
+        print_line(con, table.title, style=table.title_style or "table.title", markup=False)
+        table.title = None
     needed = _unsquashed_width(table)
     if needed <= con.width:
         con.print(table)
@@ -117,11 +174,11 @@ def print_board(con, game, env, max_lines: int | None = None, see_all: str = "")
     and ``see_all`` after it (how to see the whole board)."""
     from rich.text import Text
 
-    drawing = game.render_rich(env, ascii_only=ascii_only(con), width=con.width)
+    from c4jax.present.boards import render_rich, unbatched_grid
+
+    drawing = render_rich(game, env, ascii_only=ascii_only(con), width=con.width)
     lines = drawing.split("\n")
     if max_lines is not None and len(lines) > max_lines:
-        from c4jax.boards import unbatched_grid
-
         rows = unbatched_grid(game, env).shape[0]
         # The lines below the grid and at least one row stay.
         hidden = len(lines) - max(max_lines - 1, len(lines) - rows + 1)

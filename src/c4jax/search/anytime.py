@@ -37,13 +37,14 @@ from typing import Any
 import jax
 import numpy as np
 
-from c4jax.devices import round_up
-from c4jax.env import Env, check_env
+from c4jax.runtime import compiled
+from c4jax.runtime.compiled import search_platform
+from c4jax.games.env import Env, check_env
 from c4jax.search.output import SearchOutput
-from c4jax.search.search import check_params, is_traced, prepare_search, unbatch_output, warn_non_finite
-from c4jax.search.stage_programs import compiled_search, first_games
+from c4jax.search.programs import compiled_search, cpu_mesh, first_games, round_up, is_traced, on_device, one_game_device, pad_rows
+from c4jax.search.reuse import empty_tree
+from c4jax.search.run import check_params, prepare_search, unbatch_output, warn_non_finite
 from c4jax.validation import check_int, check_number, plain
-from c4jax.search import compiled, layout
 from c4jax.search.options import SearchOptions, options_from_kwargs
 from c4jax.search.output import ranks_against_fallible
 from c4jax.search.solver import make_solver
@@ -98,21 +99,21 @@ MAX_CHUNK = 1 << 16  # simulations per compiled chunk
 
 def compiled_count() -> int:
     """How many searches this process has compiled so far
-    (:func:`c4jax.search.compiled.stats`; for tests)."""
+    (:func:`c4jax.runtime.compiled.stats`; for tests)."""
     return compiled.stats()["compiles"]
 
 
 def _on_search_device(fn):
     """``fn`` run where its search of ``env`` runs: one game on a GPU or
-    TPU host on its CPU (:func:`c4jax.search.layout.one_game_device`)."""
+    TPU host on its CPU (:func:`c4jax.search.programs.one_game_device`)."""
 
     @functools.wraps(fn)
     def run(key, env, *args, **kwargs):
         device = None
         if isinstance(env, Env) and len(env.batch_shape) <= 1:
             games = env.batch_shape[0] if env.batch_shape else 1
-            device = layout.one_game_device(games, (key, env, kwargs.get("tree"), kwargs.get("params")))
-        with layout.on_device(device):
+            device = one_game_device(games, (key, env, kwargs.get("tree"), kwargs.get("params")))
+        with on_device(device):
             return fn(key, env, *args, **kwargs)
 
     return run
@@ -136,50 +137,40 @@ def run_mcts_anytime(
     time are spent; returns ``(output, num_simulations)``.
 
     Args:
-      key: a PRNG key or a ``[B]`` batch of keys (as :func:`c4jax.run_mcts`);
-        chunk ``i`` searches with ``jax.random.fold_in(key, i)``.
-      env: an :class:`~c4jax.env.Env`, unbatched or ``[B]``.
-      seconds: the budget, a number (or a 0-d array of one) in (0, 604800] (seconds, at most a week, of wall-clock time from the
-        call, after compilation; compiling the first call of a shape takes
-        a few seconds and is not counted).
-      tree: a tree to continue (subtree reuse, as in :func:`c4jax.run_mcts`);
-        ``None``: an empty tree of ``capacity`` nodes.
-      chunk: simulations per compiled call, an int in 1..65,536: the granularity of
-        the clock.
+      key: a PRNG key or ``[B]`` keys (as :func:`c4jax.run_mcts`); chunk ``i``
+        searches with ``jax.random.fold_in(key, i)``.
+      env: an :class:`~c4jax.games.env.Env`, unbatched or ``[B]``.
+      seconds: the budget in (0, 604800] (a number or a 0-d array): wall-clock
+        seconds from the call, compiling the first call of a shape excluded.
+      tree: a tree to continue (subtree reuse); ``None``: an empty tree.
+      chunk: simulations per compiled call, an int in 1..65,536 (the clock's
+        granularity).
       max_simulations: stop once this many are done (an int >= ``chunk``,
-        rounded down to a multiple of ``chunk``), or ``None``.
-      clock: the time source, in seconds (``time.perf_counter``): a function
-        of no arguments giving finite numbers that advance.
-      timing: a dict, or ``None``; a dict gets ``"compile_s"`` (seconds
-        spent compiling, or loading from a compilation cache, and running
-        each new executable once before the clock starts: first runs are
-        slower; 0.0 when this call found both compiled) and ``"search_s"``
-        (seconds of searching, the time the budget counts).
-      params: the weights of ``value_fn``/``prior_fn``, as in
-        :func:`c4jax.run_mcts`.
-      **options: :class:`SearchOptions` fields.  ``capacity`` defaults to
-        :func:`anytime_capacity` of ``seconds``, ``chunk``, the batch's size
-        and the CPU devices it is split over, for a fresh tree (the tree's
-        own for a reused one).  Dirichlet noise is drawn anew for each chunk.
+        rounded down to a multiple of it), or ``None``.
+      clock: the time source (``time.perf_counter``): a function of no
+        arguments giving finite seconds that advance.
+      timing: ``None`` or a dict that gets ``"compile_s"`` (compiling, or
+        loading, and running each new executable once before the clock
+        starts; 0.0 when both were compiled) and ``"search_s"`` (the time
+        the budget counts).
+      params: the weights of ``value_fn``/``prior_fn`` (:func:`c4jax.run_mcts`).
+      **options: :class:`SearchOptions` fields; ``capacity`` defaults to
+        :func:`anytime_capacity` for a fresh tree.  Dirichlet noise is drawn
+        anew for each chunk.
     Returns:
       ``(SearchOutput, int)``: the output after the last chunk (its tree holds
-      every simulation; the root's visit count grew by ``num_simulations``)
-      and ``num_simulations``, the simulations done per unfinished game, a
-      multiple of ``chunk`` (a finished game's root stays alone; 0 when every
-      game of ``env`` is finished).  Without root noise a continued tree keeps
-      its root's prior, so ``non_finite`` counts a non-finite root prior once,
-      not once per chunk.
+      every simulation) and the simulations done per unfinished game, a
+      multiple of ``chunk`` (0 when every game is finished).  A continued
+      tree keeps its root's prior, so ``non_finite`` counts a non-finite root
+      prior once, not once per chunk.
     Raises:
       ValueError: a bad ``seconds``, ``chunk``, ``max_simulations``,
-        ``timing`` or ``clock``, ``selection="gumbel"`` (sequential halving
-        needs the simulation count in advance), a call under ``jax.jit`` or
-        ``jax.vmap`` (the driver runs on the host), and everything
-        :func:`c4jax.run_mcts` raises; all before anything is searched.
+        ``timing`` or ``clock``, ``selection="gumbel"``, a call under
+        ``jax.jit`` or ``jax.vmap`` (the driver runs on the host), and all
+        that :func:`c4jax.run_mcts` raises; before anything is searched.
 
-    One game on a GPU or TPU host runs on its CPU unless placed
-    (``jax.default_device``, or arrays committed to a device).
-
-    Reference: anytime behaviour of MCTS, Browne et al. 2012 sec. 3.3.
+    One game on a GPU or TPU host runs on its CPU unless placed.  Reference:
+    anytime behaviour of MCTS, Browne et al. 2012 sec. 3.3.
     """
     if not callable(clock):
         raise ValueError(f"clock must be a function of no arguments giving seconds (time.perf_counter); "
@@ -211,19 +202,17 @@ def run_mcts_anytime(
         )
     if tree is None and given.capacity is None:
         games = 1 if len(env.batch_shape) == 0 else env.batch_shape[0]
-        cpu = layout.search_platform() == "cpu"
-        mesh = layout.cpu_mesh(games, (key, env)) if cpu else None
+        cpu = search_platform() == "cpu"
+        mesh = cpu_mesh(games, (key, env)) if cpu else None
         capacity = anytime_capacity(float(seconds), chunk, games, (1 if mesh is None else mesh.size) if cpu else None,
                                     max_simulations)
         options = {"options": dataclasses.replace(given, capacity=capacity)}
     keys, envs, tree, opts, single = prepare_search(key, env, chunk, tree, options)
     params = check_params(params, opts)
     if tree is None:
-        from c4jax.reuse import empty_tree  # here: c4jax.reuse imports this package
-
         tree = empty_tree(envs, opts.capacity)
     games = keys.shape[0]
-    mesh = layout.cpu_mesh(games, (keys, envs, tree))
+    mesh = cpu_mesh(games, (keys, envs, tree))
     rows = games if mesh is None else round_up(games, mesh)
     if rows != games:
         # Padded once for every chunk (each call would pad and drop the rows again).
@@ -253,7 +242,7 @@ def run_mcts_anytime(
     # needed again only for new root noise (a continued tree keeps its root
     # otherwise), and the output only once, after the last chunk.
     noisy = opts.dirichlet_fraction > 0
-    kept = _OUTPUT_SECONDS.setdefault(later.staged.output, (collections.deque(maxlen=5), collections.deque(maxlen=5)))
+    kept = _OUTPUT_SECONDS.setdefault(later.output_program, (collections.deque(maxlen=5), collections.deque(maxlen=5)))
     reserve = [float(np.median(times)) if times else 0.0 for times in kept]
     # The kind of output is checked after each chunk only where the two
     # kinds' times differ, and otherwise once, to file the return's time.
@@ -266,8 +255,8 @@ def run_mcts_anytime(
         search = later if done else first
         chunk_keys, envs, tree = search.place(fold(keys, done), envs, tree)
         if done <= 1 or noisy:
-            roots = search.staged.roots(chunk_keys, envs, params)
-        tree, chunk_non_finite = search.staged.simulations(chunk_keys, envs, roots, tree, search.count, params)
+            roots = search.roots(chunk_keys, envs, params)
+        tree, chunk_non_finite = search.simulate(chunk_keys, envs, roots, tree, params)
         non_finite = chunk_non_finite if non_finite is None else non_finite + chunk_non_finite
         solved = jax.device_get(_roots_solved(tree.extra_data))
         if check:
@@ -280,7 +269,7 @@ def run_mcts_anytime(
             break
     if not check:
         kind = bool(np.any(jax.device_get(_ranks_against_fallible(tree, envs, opts))))
-    out = search.staged.output(chunk_keys, tree, envs, chunk_non_finite)
+    out = search.output(chunk_keys, tree, envs, chunk_non_finite)
     # A batch of finished games searched nothing (their roots stay alone).
     searched = 0 if bool(np.all(jax.device_get(envs.done))) else done * chunk
     if rows != games:
@@ -318,5 +307,5 @@ def _fold_in():
 
 @functools.lru_cache(maxsize=64)
 def _padded(rows: int):
-    """``arrays -> arrays`` with ``rows`` rows (:func:`c4jax.search.layout.pad_rows`), jitted once per count."""
-    return jax.jit(lambda arrays: layout.pad_rows(arrays, rows))
+    """``arrays -> arrays`` with ``rows`` rows (:func:`c4jax.search.programs.pad_rows`), jitted once per count."""
+    return jax.jit(lambda arrays: pad_rows(arrays, rows))

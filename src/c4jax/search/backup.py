@@ -1,7 +1,7 @@
 """Backup: one simulation's return along its path, as a pending tree update.
 
 Browne et al. 2012, sec. 3.1 (backpropagation); negamax signs as in
-:mod:`c4jax.values`: every node on the path gets one visit and the return
+:mod:`c4jax.search.values`: every node on the path gets one visit and the return
 ``G_i = r_i + discount_i * G_{i+1}`` averaged into its value (a node's value
 is for its player to move; discount -1 per ply, 0 once the game is over).
 With the solver, the bounds of the path's nodes are recomputed from their

@@ -3,7 +3,7 @@
 Browne et al. 2012, sec. 3.1 (expansion, simulation): the unexpanded edge the
 selection stopped at is stepped with the game's rules into a new node (if the
 node capacity allows), whose value is the mean of rollouts from it
-(:func:`c4jax.values.leaf_value`).  A finished game's value is 0 and nothing is
+(:func:`c4jax.search.values.leaf_value`).  A finished game's value is 0 and nothing is
 expanded below it (terminal-aware search: the simulation backs up its result
 again); a node at ``max_depth`` is evaluated again.
 
@@ -23,12 +23,12 @@ import jax
 import jax.numpy as jnp
 import mctx
 
-from c4jax.env import Env
+from c4jax.games.env import Env
 from c4jax.search.options import SearchOptions
 from c4jax.search.selection import Path
 from c4jax.search.tree import gather, masked_prior
 from c4jax.keys import as_key
-from c4jax.values import prior_and_flag, value_and_flag
+from c4jax.search.values import prior_and_flag, value_and_flag
 
 __all__ = ["Expansion", "evaluate_in_turn", "evaluate_leaf", "expand", "share_new_nodes"]
 
@@ -110,7 +110,7 @@ def expand(key, tree: mctx.Tree, path: Path, next_free, opts: SearchOptions, sol
 def evaluate_leaf(key, env: Env, opts: SearchOptions) -> tuple[jax.Array, jax.Array]:
     """``(float32[], bool[])``: the leaf value of ``env`` for its player to
     move (the mean of ``opts.num_rollouts`` rollouts, or ``opts.value_fn``:
-    :func:`c4jax.values.leaf_value`), and whether ``value_fn`` gave a
+    :func:`c4jax.search.values.leaf_value`), and whether ``value_fn`` gave a
     non-finite value."""
     return value_and_flag(as_key(key), env, opts.num_rollouts, opts.rollout_policy, opts.value_fn)
 

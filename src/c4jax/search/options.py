@@ -8,7 +8,7 @@ import types
 from typing import Any, Callable
 
 
-from c4jax.values import PRIORS, ROLLOUT_POLICIES
+from c4jax.search.values import PRIORS, ROLLOUT_POLICIES
 from c4jax.validation import check_choice, check_int, check_number, plain
 
 __all__ = ["DEFAULT_LANES", "MCTX_RECIPE", "QTRANSFORMS", "SELECTIONS", "SearchOptions", "options_from_kwargs"]
@@ -22,8 +22,8 @@ MAX_LANES = 1024  # simulations of one search step: more only exhausts memory
 # mctx's recipe (uniform prior, one uniformly random rollout per leaf, one
 # simulation at a time, an unvisited action scored as a loss): with these and
 # solver=False, run_mcts builds mctx.muzero_policy's tree wherever mctx's
-# search is correct (tests/test_search.py), and the hand-worked trees of the
-# tests are worked out for it.  Read-only.
+# search is correct, and the hand-worked trees of the tests are worked out
+# for it.  Read-only.
 MCTX_RECIPE = types.MappingProxyType(
     dict(prior="uniform", rollout_policy="uniform", lanes=1, unvisited_q="loss")
 )
@@ -42,16 +42,13 @@ class SearchOptions:
     value_min, value_max: the range of the returns (-1 loss, +1 win).
     prior: ``"heuristic"`` (moves that win at once, else block, get odds e**5)
       or ``"uniform"``; ``prior_fn(env) -> float32[A]`` logits replaces it.
-    rollout_policy: ``"threat_aware"`` (win, else block, else a random move
-      that opens no cell where either side would complete a line, the
-      opponent's avoided first, else any: Connect 4's
-      ``threat_aware_rollout``, whose stone opens the cell above it; a game
-      without one plays its heuristic rollout), ``"heuristic"`` (win, else
-      block, else random) or ``"uniform"``; ``num_rollouts`` per leaf; ``value_fn(key, env) ->
-      float32[]`` replaces the rollouts (clipped to [-1, 1], NaN counts as 0;
-      a finished game's value is its reward).  Non-finite values and logits
-      are counted (``SearchOutput.non_finite``) and ``run_mcts`` warns.  A
-      new function object compiles a new search.
+    rollout_policy: ``"threat_aware"`` (the game's ``threat_aware_rollout``,
+      else its heuristic one), ``"heuristic"`` (win, else block, else
+      random) or ``"uniform"``; ``num_rollouts`` per leaf; ``value_fn(key,
+      env) -> float32[]`` replaces the rollouts (clipped to [-1, 1], NaN
+      counts as 0; a finished game's value is its reward).  Non-finite values
+      and logits are counted (``SearchOutput.non_finite``) and ``run_mcts``
+      warns.  A new function object compiles a new search.
     max_depth: most edges from the root to a leaf; ``None``: the longest game.
     capacity: nodes of the tree; ``None``: the budget's bucket + 1 (a power of
       two, at least 64) for a fresh tree, the tree's own for a reused one.
@@ -61,10 +58,9 @@ class SearchOptions:
     solver: prove wins, draws and losses in the tree (score-bounded MCTS,
       Cazenave & Saffidine 2011; MCTS-Solver, Winands et al. 2008): selection
       skips actions proven worse than a sibling, proven root actions have Q
-      exactly +1/-1, and the move played is never proven worse than another;
-      a move with the best proven lower bound (a draw, say) that a fallible
-      opponent is likelier to get wrong replaces the most visited one
-      (:func:`c4jax.search.output.fallible_qvalues`).
+      exactly +1/-1, the move played is never proven worse than another, and
+      among equally proven moves the one a fallible opponent is likelier to
+      get wrong is played (:func:`c4jax.search.output.fallible_qvalues`).
       ``False``: plain mean backups (mctx's tree where no game ends).
     lanes: simulations per step on one tree (tree parallelisation with
       virtual loss, Chaslot et al. 2008), 1..:data:`MAX_LANES`; ``None``:
@@ -73,8 +69,7 @@ class SearchOptions:
     unvisited_q: the ``"min_max"`` score of an unvisited action: ``"parent"``
       (the node's value, first-play urgency) or ``"loss"`` (mctx's rule).
 
-    The defaults are chosen at equal thinking time (Connect 4 7x6 against the
-    other settings and OpenSpiel's MCTS): ``benchmarks/defaults_per_second.py``.
+    The defaults are the strongest at equal thinking time on Connect 4 7x6.
     """
 
     selection: str = "puct"

@@ -21,7 +21,7 @@ import jax
 import jax.numpy as jnp
 import mctx
 
-from c4jax.env import Env, with_opponent_to_move
+from c4jax.games.env import Env, with_opponent_to_move
 from c4jax.search.options import SearchOptions
 from c4jax.search.selection import qtransform
 from c4jax.search.tree import ILLEGAL_LOGIT, LOSS, ROOT, UNVISITED, WIN, node_view
@@ -68,7 +68,7 @@ class SearchOutput:
       priors of nodes it added, the root's included), which the search
       counted as the rule says (NaN 0, infinities clipped); 0 without them.
     search_tree: an :class:`mctx.Tree` with a leading batch axis (``[1, ...]``
-      for one game) whose ``embeddings`` are :class:`~c4jax.env.Env`; pass it
+      for one game) whose ``embeddings`` are :class:`~c4jax.games.env.Env`; pass it
       through :func:`c4jax.get_subtree` to reuse it.
     """
 

@@ -193,8 +193,7 @@ def descend(key, tree: mctx.Tree, select, max_depth: int, in_flight=None) -> Pat
     (:func:`with_virtual_loss`).  Under ``vmap`` the descents of a batch run
     together; a batch of one runs the unbatched loop on its one game (without
     the per-row masking of a batched ``while_loop``), which keeps the loop
-    small enough for XLA's CPU compiler to compile into one kernel
-    (tests/test_search_cost.py)."""
+    small enough for XLA's CPU compiler to compile into one kernel."""
     run = functools.partial(_descend, select=select, max_depth=max_depth)
 
     @jax.custom_batching.custom_vmap
@@ -273,7 +272,7 @@ def _descend(key, tree: mctx.Tree, in_flight, select, max_depth: int, game: int 
     )
     # The root's level, then the levels below it in a loop.
     state = step(init, at_root=True)
-    # The scope names the loop in the compiled program (tests/test_search_cost.py).
+    # The scope names the loop in the compiled program.
     with jax.named_scope("descent"):
         state = jax.lax.while_loop(cond, functools.partial(step, at_root=False), state)
     _, node, depth, action, expand, _, nodes, actions, rewards, discounts = state

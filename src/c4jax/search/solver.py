@@ -40,7 +40,7 @@ import jax
 import jax.numpy as jnp
 import mctx
 
-from c4jax.env import Env, with_opponent_to_move
+from c4jax.games.env import Env, with_opponent_to_move
 from c4jax.search.tree import LOSS, ROOT, UNVISITED, WIN, legal_at, node_view, set_entry, write
 
 __all__ = ["NoSolver", "ScoreBoundsSolver", "make_solver", "edge_bounds", "edge_plies"]

@@ -6,7 +6,7 @@ The tree is mctx's (node ``0`` is the root, ``UNVISITED``/``NO_PARENT`` = -1,
 backed up through it), so that mctx's action-selection functions and Q
 transforms read it as they read their own.  Every array has the node capacity
 ``N`` as its leading axis (``[N]``, ``[N, A]``, and the per-node game states
-``embeddings``, an :class:`~c4jax.env.Env` with leading axis ``[N]``).
+``embeddings``, an :class:`~c4jax.games.env.Env` with leading axis ``[N]``).
 
 Why writes are pending: in a loop over simulations, XLA updates a tree-sized
 buffer in place only if no read of the old buffer can come after the write.
@@ -28,6 +28,7 @@ gather per array for all games at once.
 from __future__ import annotations
 
 import functools
+import math
 
 import chex
 import jax
@@ -35,8 +36,9 @@ import jax.numpy as jnp
 import mctx
 import numpy as np
 
-from c4jax.env import Env
-from c4jax.search.layout import search_platform
+from c4jax.games.env import Env
+from c4jax.runtime.compiled import search_platform
+from c4jax.validation import check_memory
 
 __all__ = [
     "ILLEGAL_LOGIT",
@@ -48,12 +50,14 @@ __all__ = [
     "TreeExtraData",
     "TreeUpdate",
     "apply_update",
+    "check_trees_fit",
     "gather",
     "legal_at",
     "masked_prior",
     "new_tree",
     "no_update",
     "NodeViewData",
+    "node_bytes",
     "node_view",
     "same_position",
     "set_entry",
@@ -67,13 +71,46 @@ ROOT = mctx.Tree.ROOT_INDEX
 # Game-theoretic values are in [LOSS, WIN] for the player to move (rewards
 # are -1, 0, +1); the solver's bounds start there.
 LOSS, WIN = -1.0, 1.0
-# The prior logit of an illegal action, exactly (c4jax.values.prior_logits
+# The prior logit of an illegal action, exactly (c4jax.search.values.prior_logits
 # gives it; every prior the search stores is masked with it).  The search
 # reads a node's legal actions from its stored prior: ``legal(node) =
 # children_prior_logits[node] > ILLEGAL_LOGIT`` (all False for a finished
 # game), which saves gathering and re-deriving the node's position at every
 # level of every descent.
 ILLEGAL_LOGIT = float(np.finfo(np.float32).min)
+
+
+# A node's fields in :func:`new_tree`: 8 int32/float32 scalars (visits, raw
+# and mean values, parent, action, the solver's bounds and plies) and 6 per
+# action (child index, prior, value, visits, reward, discount), besides its
+# Env: the stones (uint32) and 5 scalars (4 int32 and a bool).
+NODE_SCALAR_BYTES = 8 * 4
+EDGE_BYTES = 6 * 4
+ENV_SCALAR_BYTES = 4 * 4 + 1
+
+
+def node_bytes(game, stones_shape: tuple[int, ...] | None = None) -> int:
+    """The bytes one node of a tree of ``game`` takes (:func:`new_tree`):
+    its scalars, one edge per action and its position, whose ``stones`` are
+    ``uint32[stones_shape]`` (default: the game's ``stones_shape``)."""
+    shape = stones_shape if stones_shape is not None else getattr(game, "stones_shape", None)
+    if shape is None:  # a game that does not declare it: its start position's
+        shape = jax.eval_shape(game.env_reset).stones.shape
+    return NODE_SCALAR_BYTES + EDGE_BYTES * int(game.num_actions) + 4 * math.prod(shape) + ENV_SCALAR_BYTES
+
+
+def check_trees_fit(name: str, value, game, games: int, nodes: int, *, extra: int = 0, extra_what: str = "",
+                    stones_shape: tuple[int, ...] | None = None) -> None:
+    """Refuses, before anything is allocated, the trees of ``games`` games
+    of ``game``, ``nodes`` nodes per game (and ``extra`` bytes per game
+    beside them: ``extra_what``), where this machine's memory cannot hold
+    them (:func:`c4jax.validation.check_memory`): a ``ValueError`` naming the
+    argument ``name`` of ``value``."""
+    each = node_bytes(game, stones_shape)
+    what = f"the trees of {games:,} game{'s' if games != 1 else ''} ({nodes:,} nodes per game x {each:,} bytes)"
+    if extra:
+        what += f" and {extra_what} ({extra:,} bytes per game)"
+    check_memory(name, value, games * (nodes * each + extra), what)
 
 
 @chex.dataclass(frozen=True)

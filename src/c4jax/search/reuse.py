@@ -24,7 +24,8 @@ import jax
 import jax.numpy as jnp
 import mctx
 
-from c4jax.search.tree import LOSS, WIN, new_tree
+from c4jax.search.options import MAX_NODES
+from c4jax.search.tree import LOSS, WIN, check_trees_fit, new_tree
 from c4jax.validation import check_int
 
 __all__ = ["get_subtree", "empty_tree"]
@@ -135,11 +136,14 @@ def empty_tree(env, capacity: int) -> mctx.Tree:
     its reuse step once, from the first move on.
 
     Raises:
-      ValueError: if ``env`` is not batched or ``capacity`` < 2.
+      ValueError: if ``env`` is not batched, ``capacity`` is not in
+        ``2..2**31 - 1`` or the trees would not fit in this machine's memory.
     """
-    capacity = check_int("capacity", capacity, 2)
+    capacity = check_int("capacity", capacity, 2, MAX_NODES)
     if len(env.batch_shape) != 1:
         raise ValueError(f"env must have one batch axis [B]; got batch shape {env.batch_shape}")
+    check_trees_fit("capacity", capacity, env.game, env.batch_shape[0], capacity,
+                    stones_shape=tuple(env.stones.shape)[1:])
 
     return _empty_trees(env, capacity)
 

@@ -5,7 +5,7 @@ machine, load on every later start.
 per-user folder (``$C4JAX_CACHE_DIR``, else ``$XDG_CACHE_HOME/c4jax/jax`` or
 ``~/.cache/c4jax/jax``); the ``c4jax`` command does so unless given
 ``--no-cache``.  While it is on, c4jax also keeps the traced searches there
-(:mod:`c4jax.search.programs`), so a later start skips tracing too.  Without
+(:mod:`c4jax.runtime.compiled`), so a later start skips tracing too.  Without
 the call, JAX's own ``JAX_COMPILATION_CACHE_DIR``
 environment variable does the same for programs that take over a second to
 compile.  Processes may share the folder: JAX writes each entry to a

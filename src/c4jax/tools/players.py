@@ -29,14 +29,14 @@ from typing import Any, Callable
 import jax
 import jax.numpy as jnp
 
-from c4jax.env import Env
-from c4jax.rollout import pick_uniform, win_else_block_moves
-from c4jax.reuse import empty_tree, get_subtree
+from c4jax.games.env import Env
+from c4jax.games.rollout import pick_uniform, win_else_block_moves
+from c4jax.search.reuse import empty_tree, get_subtree
 from c4jax.search import run_mcts
-from c4jax.search.search import check_params
+from c4jax.search.run import MAX_SIMULATIONS as MAX_SEARCH_SIMULATIONS, check_params, simulation_bucket
 from c4jax.validation import check_choice, check_int
-from c4jax.values import ROLLOUT_POLICIES, leaf_value
-from c4jax.search.options import options_from_kwargs
+from c4jax.search.values import ROLLOUT_POLICIES, leaf_value
+from c4jax.search.options import MAX_NODES, options_from_kwargs
 
 __all__ = [
     "Player",
@@ -81,6 +81,8 @@ class Player:
       arena and self-play pass them as an argument of their compiled game
       loops, so players that differ only in weights share one program.  Not
       part of the player's equality.
+    tree_nodes: the nodes of the search tree the player holds per game (0:
+      none), for the memory a batch of games needs.
     """
 
     name: str
@@ -90,6 +92,7 @@ class Player:
     simulations: int = 0
     search: Callable | None = None
     params: Any = dataclasses.field(default=None, compare=False, hash=False)
+    tree_nodes: int = 0
 
     def weights(self) -> tuple:
         """``(params,)`` for a player with weights, else ``()``: the
@@ -157,7 +160,7 @@ def perfect_player() -> Player:
 def flat_mc_player(rollouts_per_move: int, rollout_policy: str = "uniform") -> Player:
     """Flat Monte Carlo (Browne et al. 2012, sec. 2.4): every legal move gets
     ``rollouts_per_move`` rollouts of ``rollout_policy`` (one of
-    :data:`c4jax.values.ROLLOUT_POLICIES`) from the position after it; play
+    :data:`c4jax.search.values.ROLLOUT_POLICIES`) from the position after it; play
     the best mean for the mover (an immediate win scores +1).  Raises
     ``ValueError`` for a bad ``rollouts_per_move`` or ``rollout_policy``."""
     rollout_policy = check_choice("rollout_policy", rollout_policy, ROLLOUT_POLICIES)
@@ -198,17 +201,17 @@ def mcts_player(
     moves and the opponent's: after every move it keeps the subtree of the
     move played.  ``Player.search`` gives the whole
     :class:`c4jax.SearchOutput` behind each move (the terminal game uses it).  The node capacity stays fixed for the whole game, default
-    ``2 * num_simulations + 2``, so the kept subtree has room to grow (see
-    :mod:`c4jax.search.search` for what happens when it is full).
+    ``2 * num_simulations + 2`` (at most ``2**31 - 1``), so the kept subtree has room to grow (see
+    :mod:`c4jax.search.run` for what happens when it is full).
     Equal arguments give the same :class:`Player` object (an equal one
     with ``name`` or ``params``), so the arena compiles its game loop once
     for them.  ``params``: the weights of ``value_fn``/``prior_fn``
     (:func:`c4jax.run_mcts`), kept in :attr:`Player.params`.
-    Raises ``ValueError`` for bad options or ``params`` (checked here, at
-    construction).
+    Raises ``ValueError`` for ``num_simulations`` outside ``1..2**30``, bad
+    options or ``params`` (checked here, at construction).
     """
     # Validate now, not at the first move (options= or keywords).
-    num_simulations = check_int("num_simulations", num_simulations, 1)
+    num_simulations = check_int("num_simulations", num_simulations, 1, MAX_SEARCH_SIMULATIONS)
 
     given = options_from_kwargs(dict(options, **({} if capacity is None else {"capacity": capacity})))
     if reuse and given.selection == "gumbel":
@@ -232,9 +235,11 @@ def _mcts_player(num_simulations: int, reuse: bool, capacity: int | None, given)
         def search(keys, envs, state, params=None):
             return run_mcts(keys, envs, num_simulations, capacity=capacity, params=params, **options), state
 
-        return Player(name=label, act=_act_of(search), simulations=num_simulations, search=search)
+        nodes = capacity if capacity is not None else simulation_bucket(num_simulations) + 1
+        return Player(name=label, act=_act_of(search), simulations=num_simulations, search=search,
+                      tree_nodes=nodes)
 
-    cap = capacity if capacity is not None else 2 * num_simulations + 2
+    cap = capacity if capacity is not None else min(2 * num_simulations + 2, MAX_NODES)
 
     def init(envs):
         return empty_tree(envs, cap)
@@ -248,7 +253,7 @@ def _mcts_player(num_simulations: int, reuse: bool, capacity: int | None, given)
 
     return Player(
         name=label, act=_act_of(search), init=init, observe=observe,
-        simulations=num_simulations, search=search,
+        simulations=num_simulations, search=search, tree_nodes=cap,
     )
 
 

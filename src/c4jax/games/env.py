@@ -35,13 +35,13 @@ from typing import Protocol
 import jax
 import jax.numpy as jnp
 import numpy as np
-__all__ = ["Env", "Game", "GAME_FUNCTIONS", "NO_WINNER", "empty_board", "env_from_values", "finish_step", "check_env", "check_game", "check_fields"]
+__all__ = ["Env", "Game", "GAME_FUNCTIONS", "NO_WINNER", "empty_board", "env_from_values", "finish_step", "check_env", "check_game", "check_fields", "padded_games"]
 
 NO_WINNER = -1
 # The functions a built-in game's module exposes for its standard game
 # (``connect4.env_step`` is ``connect4.make().env_step``).
 GAME_FUNCTIONS = ("env_reset", "env_step", "legal_action_mask", "winning_moves", "from_moves", "from_board",
-                  "rollout", "heuristic_rollout", "render", "render_rich", "board_array")
+                  "rollout", "heuristic_rollout", "board_array")
 
 
 @jax.tree_util.register_dataclass
@@ -63,7 +63,7 @@ class Env:
       last_action: ``int32[]``, the last action taken (0-based), -1 at the
         start.
       game: the static game description (a hashable :class:`Game`: a
-        :class:`~c4jax.connect4.Connect4` or :class:`~c4jax.tictactoe.TicTacToe`).
+        :class:`~c4jax.games.connect4.Connect4` or :class:`~c4jax.games.tictactoe.TicTacToe`).
     """
 
     stones: jax.Array
@@ -81,13 +81,10 @@ class Env:
 
 
 class Game(Protocol):
-    """The contract a game meets to be searched, played and tested: the one
-    place it is written down.  :mod:`c4jax.connect4` and
-    :mod:`c4jax.tictactoe` meet it; so can your own game, outside the package
-    (``examples/tictactoe4.py``), and :func:`c4jax.testing.check_game` checks it.
-
-    The game object is static: frozen, hashable, holding no arrays (it is the
-    ``game`` field of every :class:`Env` it makes, pytree metadata).
+    """The contract a game meets to be searched, played and tested (checked
+    by :func:`c4jax.games.testing.check_game`).  The game object is static:
+    frozen, hashable, holding no arrays (the ``game`` field of every
+    :class:`Env` it makes, pytree metadata).
 
     Attributes:
       name: a short name (``"connect4"``, ``"tictactoe"``, yours).
@@ -274,3 +271,26 @@ def check_fields(env: Env) -> None:
                 f"Env.{name} must be {jnp.dtype(dtype).name}{list(shape)} for {env.game!r} "
                 f"(batch shape {batch}, from Env.ply); got {got}"
             )
+
+
+def padded_games(env, live):
+    """A batch of copies of one position, padded with finished games.
+
+    Args:
+      env: an unbatched :class:`~c4jax.games.env.Env`.
+      live: bool ``[R]`` (NumPy or JAX): which rows play.
+
+    Returns:
+      the ``Env`` batched ``[R]``: row ``r`` is ``env`` where ``live[r]``,
+      else ``env`` marked finished (``done`` true), a row that never moves
+      (stepping a finished game changes nothing) and fills a device's block
+      of a fixed shape.
+
+    Raises:
+      ValueError: ``env`` is batched.
+    """
+    if env.batch_shape:
+        raise ValueError(f"env must be one position (unbatched); got batch shape {env.batch_shape}")
+    live = jnp.asarray(live, bool)
+    dead = dataclasses.replace(env, done=jnp.bool_(True))
+    return jax.tree.map(lambda x, d: jnp.where(live.reshape(live.shape + (1,) * x.ndim), x[None], d[None]), env, dead)

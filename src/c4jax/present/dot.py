@@ -34,13 +34,13 @@ def tree_to_dot(tree: mctx.Tree, batch_index: int = 0, max_depth: int | None = N
       from ``tree.extra_data`` when present), one edge per kept child (label:
       the move, 1-based, the Q-value for the player moving, the prior
       probability).  Values are written as ``c4jax analyze``'s table writes
-      them (:func:`c4jax.analysis.fmt_q`, :func:`c4jax.analysis.shown_q`:
+      them (:func:`c4jax.present.analysis.fmt_q`, :func:`c4jax.present.analysis.shown_q`:
       exactly +1 / -1 where proven, never ``-0.000``).
     Raises:
       ValueError: ``tree`` not an ``mctx.Tree``, a bad ``batch_index``,
         ``max_depth`` or ``min_visits``.
     """
-    from c4jax.analysis import fmt_q, proven_result, shown_q  # rich is loaded when a tree is drawn
+    from c4jax.present.analysis import fmt_q, proven_result, shown_q  # rich is loaded when a tree is drawn
 
     if not isinstance(tree, mctx.Tree):
         raise ValueError(f"tree must be an mctx.Tree (out.search_tree); got {type(tree).__name__}")
@@ -80,7 +80,7 @@ def tree_to_dot(tree: mctx.Tree, batch_index: int = 0, max_depth: int | None = N
 
     def node_line(n: int, depth: int) -> str:
         lo, hi = node_bounds(n)
-        label = [("root" if n == 0 else f"ply +{depth}"), f"visits {int(visits[n])}",
+        label = [("root" if n == 0 else f"ply +{depth}"), f"visits {int(visits[n]):,}",
                  f"value {fmt_q(shown_q(float(values[n]), lo, hi))}"]
         if finished is not None and bool(finished[n]):
             label.append("game over")  # its result is in the reward of the edge into it

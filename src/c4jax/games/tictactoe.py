@@ -1,4 +1,4 @@
-"""Tic-tac-toe as pure JAX functions (same contract as :mod:`c4jax.connect4`,
+"""Tic-tac-toe as pure JAX functions (same contract as :mod:`c4jax.games.connect4`,
 batches included: the jit-able functions, :func:`perfect_action_values` too,
 take one game or a batch and ``vmap`` themselves; :func:`solve`,
 ``from_moves`` and the drawings take one game).
@@ -26,11 +26,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from c4jax.boards import board_grid, position_from_grid, status_line, unbatched_grid
-from c4jax.env import GAME_FUNCTIONS, NO_WINNER, Env, check_game, empty_board, env_from_values, finish_step
-from c4jax.inputs import as_action, digit_moves, move_list, one_game_or_batch
-from c4jax.rollout import playout
-from c4jax.tictactoe_solver import FULL, LINE_MASKS, count_minimax_nodes, has_line, solution_table, solve_masks
+from c4jax.games.positions import board_grid, position_from_grid
+from c4jax.games.env import GAME_FUNCTIONS, NO_WINNER, Env, check_game, empty_board, env_from_values, finish_step
+from c4jax.games.positions import as_action, digit_moves, move_list, one_game_or_batch
+from c4jax.games.rollout import playout
+from c4jax.games.tictactoe_solver import FULL, LINE_MASKS, count_minimax_nodes, has_line, solution_table, solve_masks
 
 __all__ = [
     "TicTacToe",
@@ -124,7 +124,7 @@ class TicTacToe:
         """Marks cell ``action`` (``int32[]``, 0-based) for the player to move.
 
         Returns ``(env, reward, done)`` exactly as
-        :meth:`c4jax.connect4.Connect4.env_step`: ``float32[]`` reward of the
+        :meth:`c4jax.games.connect4.Connect4.env_step`: ``float32[]`` reward of the
         mover (+1 win, -1 illegal move, else 0), ``bool[]`` done; a finished
         game is returned unchanged with reward 0.
         """
@@ -171,7 +171,7 @@ class TicTacToe:
     def rollout(self, key: jax.Array, env: Env) -> jax.Array:
         """Uniformly random play to the end; ``float32[]`` result (+1/0/-1) for
         the player to move in ``env``.  Same contract as
-        :meth:`c4jax.connect4.Connect4.rollout`; the key is consumed."""
+        :meth:`c4jax.games.connect4.Connect4.rollout`; the key is consumed."""
         return self._rollout(key, env, heuristic=False)
 
     @one_game_or_batch(key=0)
@@ -244,49 +244,10 @@ class TicTacToe:
         p1 = self._cells(env.stones[..., 1, 0]).astype(jnp.int8)
         return (p0 + 2 * p1).reshape(p0.shape[:-1] + (3, 3))
 
-    def render(self, env: Env) -> str:
-        """Plain text of one game: X, O, and the number of each empty cell,
-        then a status line.  Raises ``ValueError`` for a batch."""
-        grid = unbatched_grid(self, env)
-        rows = []
-        for r in range(3):
-            rows.append(
-                " " + " | ".join(
-                    "XO"[grid[r, c] - 1] if grid[r, c] else str(3 * r + c + 1) for c in range(3)
-                )
-            )
-        return "\n---+---+---\n".join(rows) + "\n" + status_line(env)
-
-    def render_rich(self, env: Env, *, ascii_only: bool = False, width: int | None = None):
-        """A coloured :class:`rich.text.Text` of one game (empty cells dim,
-        numbered 1-9).  The drawing is ASCII and 12 characters wide whatever
-        ``ascii_only`` and ``width`` say (they are there so that both games
-        draw with the same call; see :meth:`c4jax.connect4.Connect4.render_rich`).
-        Raises ``ValueError`` for a batch."""
-        from rich.text import Text
-
-        grid = unbatched_grid(self, env)
-        last = int(env.last_action)
-        text = Text()
-        for r in range(3):
-            for c in range(3):
-                v = int(grid[r, c])
-                cell = 3 * r + c
-                style = {0: "dim", 1: "bold red", 2: "bold yellow"}[v]
-                if cell == last:
-                    style += " underline"
-                text.append(" ")
-                text.append("XO"[v - 1] if v else str(cell + 1), style=style)
-                text.append(" |" if c < 2 else "\n")
-            if r < 2:
-                text.append("---+---+---\n", style="dim")
-        text.append(status_line(env))
-        return text
-
 
 GAME = TicTacToe()
 (env_reset, env_step, legal_action_mask, winning_moves, from_moves, from_board, rollout,
- heuristic_rollout, render, render_rich, board_array) = (getattr(GAME, name) for name in GAME_FUNCTIONS)
+ heuristic_rollout, board_array) = (getattr(GAME, name) for name in GAME_FUNCTIONS)
 
 
 def solve(env: Env) -> np.ndarray:
@@ -311,7 +272,7 @@ def solve(env: Env) -> np.ndarray:
         running position that cannot arise in play (overlapping stones, or
         stone counts that do not match ``to_move``).
 
-    Method: :mod:`c4jax.tictactoe_solver` (negamax with alpha-beta pruning).
+    Method: :mod:`c4jax.games.tictactoe_solver` (negamax with alpha-beta pruning).
     """
     if not isinstance(env.game, TicTacToe):
         raise ValueError(f"solve() takes a tic-tac-toe Env, got game {env.game!r}")

@@ -1,12 +1,11 @@
-"""Checks that a game meets the :class:`c4jax.env.Game` contract:
+"""Checks that a game meets the :class:`c4jax.games.env.Game` contract:
 :func:`check_game`, the harness every game runs (Connect 4 and tic-tac-toe in
 the project's tests, your own game in yours).
 
 After pgx's ``api_test``: shapes and dtypes, the rules every game shares
 (finished games, illegal moves, who wins), ``jit`` against eager, ``vmap``
 against a loop, and random play to the end.  It needs nothing but the game:
-no reference rules (the project's own tests also compare Connect 4 and
-tic-tac-toe with plain-Python rules, ``tests/reference_games.py``).
+no reference rules.
 """
 
 from __future__ import annotations
@@ -17,14 +16,14 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from c4jax.env import NO_WINNER, Env, check_fields
+from c4jax.games.env import NO_WINNER, Env, check_fields
 from c4jax.validation import check_int
 
 __all__ = ["check_game"]
 
 
 class GameContractError(AssertionError):
-    """A game broke the :class:`c4jax.env.Game` contract (what, where)."""
+    """A game broke the :class:`c4jax.games.env.Game` contract (what, where)."""
 
 
 def _require(ok, what: str) -> None:
@@ -70,14 +69,13 @@ def _random_play(game, num_games: int, plies: int):
 
 
 def check_game(game, *, num_games: int = 32, seed: int = 0) -> None:
-    """Checks ``game`` against the :class:`c4jax.env.Game` contract.
+    """Checks ``game`` against the :class:`c4jax.games.env.Game` contract.
 
-    Plays ``num_games`` random games to the end (``max_plies + 2`` steps, one
-    jitted ``lax.scan``) and checks, on them and on positions taken from
-    them:
+    Plays ``num_games`` random games to the end (one jitted ``lax.scan``)
+    and checks, on them and on positions taken from them:
 
-    * static facts: ``name`` a str, ``num_actions`` and ``max_plies`` ints
-      >= 1, the game hashable and equal to itself;
+    * ``name`` a str, ``num_actions`` and ``max_plies`` ints >= 1, the game
+      hashable and equal to itself;
     * shapes and dtypes: every :class:`Env` field (``check_fields``), the
       outputs of every function for one game and for a batch;
     * ``env_reset``: ply 0, player 0 to move, running, no winner, no last

@@ -1,42 +1,15 @@
-"""Batched, terminal-aware MCTS on mctx's ``Tree``: :func:`run_mcts`.
+"""The search at the Python boundary: :func:`run_mcts` checks its
+arguments, batches one game, runs the batch's search
+(:func:`c4jax.search.programs.search_batch`: compiled programs, or traced
+into a caller's ``jax.jit``) and returns its output.
 
-The loop is our own (mctx 0.0.71's ``search`` takes no initial tree, so it can
-not continue a reused subtree, and it keeps descending below finished games),
-but it is built from mctx's public pieces: the :class:`mctx.Tree` layout, the
-action-selection functions and the Q transforms.  With the same key it builds
-the same tree as ``mctx.muzero_policy`` wherever mctx's own search is correct
-(tested).  Like mctx's ``_src/``, it is one module per stage of a
-simulation:
-
-1. selection (:mod:`c4jax.search.selection`): from the root to an unexpanded
-   edge, a finished game or ``max_depth``, recording the path;
-2. expansion and evaluation (:mod:`c4jax.search.expansion`): step the game
-   into a new node (if the capacity allows) and value it with rollouts;
-3. backup (:mod:`c4jax.search.backup`): the return along the recorded path,
-   with the solver's proofs (:mod:`c4jax.search.solver`, chosen once per
-   search);
-4. output (:mod:`c4jax.search.output`): the move and the root's statistics.
-
-Cost: a simulation costs ``O(max_depth * A)`` plus its rollouts, whatever the
-node capacity ``N``: each simulation applies the previous one's writes first
-and then only reads (:mod:`c4jax.search.tree`), so XLA updates the tree in
-place (no whole-tree ``select`` or ``copy`` in the loop; tested on the
-compiled program).  A batch is laid out by :mod:`c4jax.search.layout`.
-
-This module is the boundary (:func:`run_mcts`: checks, batching, output).
-The search of a batch runs in three stages (:mod:`c4jax.search.stages`: the
-root's evaluation, the simulations, the output); called with arrays they
-are three compiled programs, kept per shapes and options
-(:mod:`c4jax.search.stage_programs`); inside a caller's ``jax.jit`` they
-are traced into the caller's program.
-
-Capacity: the tree holds ``capacity`` nodes (default ``num_simulations + 1``;
-a reused tree keeps its own).  When it is full, a simulation that would
-expand a node evaluates the leaf all the same and backs it up through the
-unexpanded edge: that edge's visit count and value average grow (it acts as a
-leaf that collects rollouts), nothing is dropped and nothing is written to
-another node.  The root's visit count always grows by exactly
-``num_simulations``.
+Capacity: the tree holds ``capacity`` nodes (default: the budget's bucket
++ 1, :func:`simulation_bucket`; a reused tree keeps its own).  When it is
+full, a simulation that would expand a node evaluates the leaf all the same
+and backs it up through the unexpanded edge: that edge's visit count and
+value average grow (it acts as a leaf that collects rollouts), nothing is
+dropped and nothing is written to another node.  The root's visit count
+always grows by exactly ``num_simulations``.
 
 Shapes: ``B`` is the batch size, ``A`` the number of actions, ``N`` the node
 capacity.
@@ -53,15 +26,12 @@ import jax.numpy as jnp
 import mctx
 import numpy as np
 
-from c4jax.env import Env, check_env, check_fields
+from c4jax.games.env import Env, check_env, check_fields
 from c4jax.keys import as_key, keys_for_games
-from c4jax.search import layout
 from c4jax.search.options import SearchOptions, options_from_kwargs
 from c4jax.search.output import SearchOutput
-from c4jax.search.stage_programs import compiled_search
-from c4jax.search.stages import gumbel_simulations
-from c4jax.search.traced import non_finite_message, traced_batch_search
-from c4jax.search.tree import TreeExtraData
+from c4jax.search.programs import is_traced, non_finite_message, search_batch
+from c4jax.search.tree import TreeExtraData, check_trees_fit
 from c4jax.validation import check_int
 
 __all__ = ["run_mcts", "MAX_SIMULATIONS"]
@@ -96,7 +66,7 @@ def run_mcts(
         (:func:`c4jax.keys.as_key`); with one key, game ``b`` uses
         ``jax.random.split(key, B)[b]``, so batch row ``b`` equals the
         unbatched search of game ``b`` with that key and the same ``lanes``.
-      env: an :class:`~c4jax.env.Env`, unbatched or ``[B]`` (finished games
+      env: an :class:`~c4jax.games.env.Env`, unbatched or ``[B]`` (finished games
         may be mixed in).
       num_simulations: simulations per game, a Python int in ``1..2**30``.
       tree: the tree of an earlier search cut with :func:`c4jax.get_subtree`
@@ -115,15 +85,16 @@ def run_mcts(
     Raises:
       ValueError: an unknown option or a bad value (naming the allowed
         values), a bad ``num_simulations``, ``env``, key or ``tree`` shape,
-        ``params`` without ``value_fn`` or ``prior_fn`` or with a leaf that
-        is not an array, or Gumbel search with a reused tree.
+        fresh trees this machine's memory cannot hold (an estimate, before
+        they exist), ``params`` without ``value_fn`` or ``prior_fn`` or with
+        a leaf that is not an array, or Gumbel search with a reused tree.
 
     Compiled once per (shapes, options) and kept (:func:`c4jax.compiled_stats`);
     the number of simulations is an argument of the program (except with
     Gumbel) and a fresh tree holds ``simulation_bucket(num_simulations)``
     nodes, so every budget of a bucket runs one executable.  Inside a
     caller's ``jax.jit`` or ``jax.vmap`` it is traced into the caller's
-    program as a direct call runs (:mod:`c4jax.search.traced`: a CPU batch
+    program as a direct call runs (:mod:`c4jax.search.programs`: a CPU batch
     split over the CPU devices, a ``vmap`` of it the batched search, a
     non-finite evaluation warned of).  References: Browne et al. 2012 (MCTS), Winands et al.
     2008 and Cazenave & Saffidine 2011 (the solver), Kocsis & Szepesvari 2006
@@ -131,7 +102,7 @@ def run_mcts(
     """
     keys, envs, tree, opts, single = prepare_search(key, env, num_simulations, tree, options)
     params = check_params(params, opts)
-    out = search_batch(keys, envs, tree, opts, num_simulations, params=params)
+    out = search_batch(keys, envs, tree, params, opts, num_simulations)
     return unbatch_output(warn_non_finite(out, opts), single)
 
 
@@ -173,28 +144,6 @@ def warn_non_finite(out: SearchOutput, opts: SearchOptions) -> SearchOutput:
     return out
 
 
-def is_traced(args) -> bool:
-    """Whether a leaf of ``args`` is a tracer (inside a ``jax.jit``, ``vmap``...)."""
-    return any(isinstance(x, jax.core.Tracer) for x in jax.tree.leaves(args))
-
-
-def search_batch(keys, envs, tree, opts: SearchOptions, num_simulations: int, continuing: bool = False,
-                 params=None):
-    """The batched search after :func:`prepare_search`.  Called with arrays,
-    it runs an executable from :mod:`c4jax.search.compiled` (compiled once
-    per shapes, options and, for Gumbel only, simulation count), one game
-    on a GPU or TPU host on its CPU (:func:`c4jax.search.layout.one_game_device`); inside a
-    ``jax.jit`` of the caller's it is traced into the caller's program.
-    ``continuing``: the anytime driver's later chunks (the tree's root is
-    ``envs`` already, so nothing of tree size is checked or rebuilt, and the
-    compiled program takes the tree's buffers as donated)."""
-    if is_traced((keys, envs, tree, params)):
-        return traced_batch_search(keys, envs, tree, params, opts, num_simulations,
-                                   gumbel_simulations(opts, num_simulations), continuing)
-    with layout.on_device(layout.one_game_device(keys.shape[0], (keys, envs, tree, params))):
-        return compiled_search(keys, envs, tree, opts, num_simulations, continuing, params)(keys, envs, tree, params)
-
-
 def prepare_search(key, env, num_simulations: int, tree, options: dict):
     """:func:`run_mcts`'s checks at the Python boundary and its batching:
     ``(keys [B], envs [B], tree or None, opts, single)`` with ``opts``
@@ -215,6 +164,11 @@ def prepare_search(key, env, num_simulations: int, tree, options: dict):
             f"key must be one PRNG key or a [B] batch of keys, one key per game "
             f"({'one game' if single else f'B = {batch}'}); got keys of shape {key.shape}"
         )
+    if tree is None:  # a fresh tree per game, refused before it exists where memory cannot hold them
+        given = opts.capacity is not None
+        fresh = opts.capacity if given else simulation_bucket(num_simulations) + 1
+        check_trees_fit(*(("capacity", fresh) if given else ("num_simulations", num_simulations)), env.game, batch,
+                        fresh, stones_shape=tuple(env.stones.shape)[len(batch_shape):])
     if single:
         keys, envs = _add_batch_axis((key, env))
     else:

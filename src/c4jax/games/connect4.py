@@ -7,13 +7,12 @@ are the same functions for another board.  Every function works eagerly, under
 
 Batches: every ``jit``-able function (``env_step``, ``legal_action_mask``,
 ``winning_moves``, the three rollouts, ``board_array``) takes
-one game or a batch of games (an :class:`~c4jax.env.Env` with the same leading
+one game or a batch of games (an :class:`~c4jax.games.env.Env` with the same leading
 batch axes on every array field) and ``vmap`` s itself over the batch;
 ``env_step`` then takes one action per game, the rollouts one key (split into
-one per game) or one key per game (:func:`c4jax.inputs.one_game_or_batch`).
-Shapes below are for one game; a batch puts its axes in front.  The host-side
-functions (``from_moves``, ``render``, ``render_rich``) take one game;
-``render`` and ``render_rich`` raise ``ValueError`` for a batch.
+one per game) or one key per game (:func:`c4jax.games.positions.one_game_or_batch`).
+Shapes below are for one game; a batch puts its axes in front.  ``from_moves``
+and ``from_board`` make one game (drawings: :mod:`c4jax.present.boards`).
 
 Rules (the contract the search relies on):
 
@@ -26,7 +25,7 @@ Rules (the contract the search relies on):
 * Stepping a finished game changes nothing: same env, reward 0, done True.
 
 Board layout: one ``uint32`` word per column up to 32 rows, bit ``r`` = row
-``r`` from the bottom (see :mod:`c4jax.env`); from 33 to 64 rows two words
+``r`` from the bottom (see :mod:`c4jax.games.env`); from 33 to 64 rows two words
 per column, stored word-major (``stones[p, w * cols + c]``, bit ``r`` of word
 ``w`` = row ``32 * w + r``), so ``stones`` is ``uint32[2, num_words * cols]``.
 A column's occupied bits are always ``2**height - 1``, so the cell a stone
@@ -47,10 +46,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from c4jax.boards import board_grid, position_from_grid, status_line, unbatched_grid
-from c4jax.env import GAME_FUNCTIONS, NO_WINNER, Env, check_game, empty_board, env_from_values, finish_step
-from c4jax.inputs import as_action, digit_moves, move_list, one_game_or_batch
-from c4jax.rollout import playout
+from c4jax.games.positions import board_grid, position_from_grid
+from c4jax.games.env import GAME_FUNCTIONS, NO_WINNER, Env, check_game, empty_board, env_from_values, finish_step
+from c4jax.games.positions import as_action, digit_moves, move_list, one_game_or_batch
+from c4jax.games.rollout import playout
 from c4jax.validation import check_int
 
 __all__ = [
@@ -102,7 +101,7 @@ class Connect4:
 
     Build one with :func:`make` (it validates the size).  Instances are
     hashable and carry no arrays; they are the static ``game`` field of every
-    :class:`~c4jax.env.Env` they create.
+    :class:`~c4jax.games.env.Env` they create.
     """
 
     rows: int = 6
@@ -399,7 +398,7 @@ class Connect4:
         blocks plays, at random, a column whose stone opens no cell above it
         where the opponent would complete a line, nor one where the mover
         would; else one that opens none of the opponent's; else any
-        (:func:`c4jax.rollout.threat_aware`).  So the rollouts play out
+        (:func:`c4jax.games.rollout.threat_aware`).  So the rollouts play out
         zugzwang: the side that runs out of such columns first gives the
         other its line.  Same arguments and return value."""
         return self._rollout(key, env, heuristic=True, threat_aware=True)
@@ -509,66 +508,6 @@ class Connect4:
             p1 = (per_row[..., 1, :, :] >> r) & 1
         return (p0 + 2 * p1).astype(jnp.int8)
 
-    def render(self, env: Env) -> str:
-        """A plain-text drawing of one game: the board (``X`` moves first,
-        ``O`` second, ``.`` empty), the column numbers (1-based) and a status
-        line.  Raises ``ValueError`` for a batch."""
-        grid = unbatched_grid(self, env)
-        w = len(str(self.cols)) + 1
-        lines = ["".join(" XO"[v].replace(" ", ".").rjust(w) for v in row) for row in grid]
-        lines.append("".join(str(c + 1).rjust(w) for c in range(self.cols)))
-        lines.append(status_line(env))
-        return "\n".join(lines)
-
-    def render_rich(self, env: Env, *, ascii_only: bool = False, width: int | None = None):
-        """A coloured :class:`rich.text.Text` of one game for the terminal
-        (red X, yellow O, the last move underlined, then the column numbers
-        1-based and a status line).
-
-        Args:
-          env: one game (a batch raises ``ValueError``).
-          ascii_only: draw empty cells as ``.`` instead of ``\u00b7`` (for
-            outputs whose encoding has no such glyph).
-          width: the characters a line may take (the terminal's or a pipe's
-            width).  A board that is wider in the usual drawing (each cell
-            right-aligned under its column number) is drawn one character per
-            cell, the column numbers written downwards over as many lines as
-            their digits, so that no row breaks.  ``None``: the usual drawing.
-        """
-        from rich.text import Text
-
-        grid = unbatched_grid(self, env)
-        last = int(env.last_action)
-        top = -1
-        if last >= 0:
-            col = grid[:, last]
-            nz = np.nonzero(col)[0]
-            top = int(nz[0]) if len(nz) else -1
-        digits = len(str(self.cols))
-        w = digits + 1
-        compact = width is not None and self.cols * w > width
-        if compact:
-            w = 1
-        empty = "." if ascii_only else "\u00b7"
-        text = Text()
-        for r, row in enumerate(grid):
-            for c, v in enumerate(row):
-                style = {0: "dim", 1: "bold red", 2: "bold yellow"}[int(v)]
-                if r == top and c == last:
-                    style += " underline"
-                text.append(" " * (w - 1))
-                text.append((empty + "XO")[int(v)], style=style)
-            text.append("\n")
-        if compact:
-            # Column numbers written downwards: line i holds digit i of each
-            # number, right-aligned (column 12 of 30: " ", "1", "2" -> "1" over "2").
-            labels = [str(c + 1).rjust(digits) for c in range(self.cols)]
-            text.append("\n".join("".join(s[i] for s in labels) for i in range(digits)), style="cyan")
-        else:
-            text.append("".join(str(c + 1).rjust(w) for c in range(self.cols)), style="cyan")
-        text.append("\n" + status_line(env))
-        return text
-
 
 def _python_line_through(grid, r: int, c: int, k: int) -> bool:
     """Plain-Python check of a line of ``k`` through ``(r, c)`` (for ``from_moves``)."""
@@ -612,5 +551,5 @@ def make(rows: int = 6, cols: int = 7, connect: int = 4) -> Connect4:
 
 _STANDARD = _make(6, 7, 4)
 (env_reset, env_step, legal_action_mask, winning_moves, from_moves, from_board, rollout,
- heuristic_rollout, render, render_rich, board_array) = (getattr(_STANDARD, name) for name in GAME_FUNCTIONS)
+ heuristic_rollout, board_array) = (getattr(_STANDARD, name) for name in GAME_FUNCTIONS)
 threat_aware_rollout = _STANDARD.threat_aware_rollout

@@ -1,60 +1,34 @@
-"""c4jax's CPU tuning, all in one place: the XLA flags that ``import c4jax``
-sets, and the sizes the search reads on the CPU.  GPU and TPU ignore them.
+"""c4jax's XLA settings for the CPU, all in one place.  GPU and TPU ignore
+them.
 
-1. XLA's loop threshold.  XLA's CPU backend compiles a ``while`` loop into
-   one kernel (a "small call") when the bytes its cost model counts stay
-   under ``xla_cpu_small_while_loop_byte_threshold`` (1,024 by default) and
-   it holds no scatter or custom call; every other loop runs its body as a
-   dozen kernels or more per iteration.  The search's loops (the loop over
-   simulations, and inside it a rollout's plies, a descent's levels, the
-   solver's proofs, the tree's writes) count their operands, the tree
-   included, so the threshold is raised to :data:`LOOP_BYTES` (1 GiB) and
-   the search writes its tree without scatters on the CPU
-   (:func:`c4jax.search.tree.write`): the whole loop over simulations runs
-   as one kernel at any capacity (``benchmarks/kernels_per_simulation.py``).
+``import c4jax`` adds three ``XLA_FLAGS`` entries, read once when JAX starts
+its first backend, so only before JAX has started one (else it warns once,
+on the CPU, naming the fix), only where ``XLA_FLAGS`` does not set them
+already (yours win), and unless ``C4JAX_XLA_FLAGS=0``.  They apply to every
+CPU program of the process, yours included:
+
+1. XLA's loop threshold, raised to :data:`LOOP_BYTES`.  XLA's CPU backend
+   compiles a ``while`` loop into one kernel when the bytes its cost model
+   counts stay under ``xla_cpu_small_while_loop_byte_threshold`` (1,024 by
+   default) and it holds no scatter; the search's loops count the tree, so
+   with the raised threshold (and the tree written without scatters on the
+   CPU, :func:`c4jax.search.tree.write`) the loop over simulations runs as
+   one kernel at any capacity.
 2. One CPU device per core (``--xla_force_host_platform_device_count``, or
    ``C4JAX_CPU_DEVICES``): XLA runs one CPU device's program on about one
    core, so a batch uses every core only when split over several devices
-   (:mod:`c4jax.search.layout`).  JAX's default device does not change.
+   (:mod:`c4jax.search.programs`).  JAX's default device does not change.
+3. LLVM's loop strength reduction off (:data:`LLVM_NO_LSR`), the costliest
+   pass of the search's compile, which buys it no speed; added only where
+   no GPU or TPU plugin of jaxlib is installed (their LLVM backends would
+   read it too); ``-disable-lsr=false`` keeps the pass.
 
-3. LLVM's loop strength reduction off (:data:`LLVM_NO_LSR`, an LLVM
-   option in ``--xla_backend_extra_options``).  On the search's one-kernel
-   loop it is the costliest pass of the compile and buys no speed: the
-   search compiles sooner and runs as fast or faster (``benchmarks/search_throughput.py --lsr``).  Added only
-   where no GPU or TPU plugin of jaxlib is installed (there the flag would
-   reach their LLVM backends too); ``-disable-lsr=false`` in ``XLA_FLAGS``
-   keeps the pass.
-
-All three are ``XLA_FLAGS`` entries, read once when JAX starts its first
-backend (not settable per compilation: XLA takes no per-compilation LLVM
-options), so ``import c4jax`` adds them when JAX has not started a backend
-yet (else it warns once, on the CPU, and names the fix), when ``XLA_FLAGS``
-does not set them already (yours win), and unless ``C4JAX_XLA_FLAGS=0`` (the
-opt-out; ``C4JAX_CPU_DEVICES=1`` keeps one device).  They apply to every CPU
-program of the process, yours included.
-
-4. LLVM's optimisation level for c4jax's own compiled programs (the
-   search, the arena's and self-play's game loops) on the CPU:
-   :data:`CPU_OPT_LEVEL` (2), passed per compilation
-   (:func:`compiler_options`), not in ``XLA_FLAGS``, so your own programs
-   keep XLA's default (3).  Level 2 runs the search as fast as 3 or faster
-   and compiles it no slower (``benchmarks/search_throughput.py --opt-levels``).  An
-   ``xla_backend_optimization_level`` in ``XLA_FLAGS`` wins, and
-   ``C4JAX_XLA_FLAGS=0`` leaves XLA's default.
-
-5. Lighter options for the programs that run once per search (the search's
-   root and output stages, :func:`light_compiler_options`): LLVM level
-   :data:`LIGHT_OPT_LEVEL` (1) and XLA's fusion emitters off.  They compile
-   sooner, leaving the second core to the simulation stage that compiles
-   beside them (:mod:`c4jax.search.stage_programs`), at no measured cost in speed
-   (``benchmarks/search_throughput.py``).
-
-6. The search's CPU sizes (constants; they change speed, never a tree):
-   :data:`CPU_BLOCK` games searched at once per CPU device (1: a device
-   searches its games one after another, each as one game's program, which
-   on the CPU runs faster per game than any vectorised block of them:
-   ``benchmarks/search_throughput.py --blocks``); :data:`MIN_GAMES_PER_DEVICE`, the fewest games per
-   device worth a split.
+Two more settings are per compilation, of c4jax's own programs only
+(:func:`compiler_options`): LLVM level :data:`CPU_OPT_LEVEL` (your programs
+keep XLA's default, 3; an ``xla_backend_optimization_level`` in
+``XLA_FLAGS`` wins), and for the programs that run once per search
+(:func:`light_compiler_options`) level :data:`LIGHT_OPT_LEVEL` with XLA's
+fusion emitters off, so they compile sooner beside the simulation stage.
 """
 
 from __future__ import annotations
@@ -64,17 +38,13 @@ import re
 import sys
 import warnings
 
-from c4jax.validation import check_int
+from c4jax.validation import check_int, env_int
 
 __all__ = [
-    "CPU_BLOCK", "MIN_GAMES_PER_DEVICE",
     "LOOP_BYTES", "THRESHOLD_KEY", "LLVM_NO_LSR", "flags_with_llvm_option", "OPT_LEVEL_KEY", "CPU_OPT_LEVEL", "compiler_options",
     "LIGHT_OPT_LEVEL", "EMITTERS_KEY", "light_compiler_options", "OPT_OUT", "opted_out", "DEVICES_KEY", "DEVICES_ENV", "flags_with_loop_threshold",
     "flags_with_cpu_devices", "cpu_devices_wanted", "loop_threshold_status",
 ]
-
-CPU_BLOCK = 1
-MIN_GAMES_PER_DEVICE = 8
 
 THRESHOLD_KEY = "xla_cpu_small_while_loop_byte_threshold"
 OPT_LEVEL_KEY = "xla_backend_optimization_level"
@@ -157,11 +127,9 @@ def cpu_devices_wanted() -> int:
     Raises:
       ValueError: ``C4JAX_CPU_DEVICES`` is not an int >= 1.
     """
-    value = os.environ.get(DEVICES_ENV, "").strip()
-    if value:
-        if not (value.isascii() and value.isdigit()) or int(value) < 1:
-            raise ValueError(f"{DEVICES_ENV} must be an int >= 1 (CPU devices); got {value!r}")
-        return int(value)
+    wanted = env_int(DEVICES_ENV, 1, note="(CPU devices)")
+    if wanted is not None:
+        return wanted
     try:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # not on Linux

@@ -9,8 +9,8 @@ moves depend only on its key, who moves first and the players: the batched
 arena equals one game at a time (tested).
 
 The result: wins/draws/losses per side with 95% Wilson intervals and the Elo
-difference (:mod:`c4jax.stats`), the games as :class:`c4jax.GameRecord`
-(:mod:`c4jax.records`), the mean game length, games/s and simulations/s (run
+difference (:mod:`c4jax.tools.stats`), the games as :class:`c4jax.GameRecord`
+(:mod:`c4jax.tools.records`), the mean game length, games/s and simulations/s (run
 time without compilation; compile time reported apart).
 """
 
@@ -25,15 +25,18 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from c4jax import registry
-from c4jax.devices import compile_game_loop, game_mesh, padded_games, round_up, whole_on
-from c4jax.env import NO_WINNER, Env
+from c4jax.games import registry
+from c4jax.runtime.compiled import compile_game_loop, game_mesh, whole_on
+from c4jax.search.programs import round_up
+from c4jax.games.env import NO_WINNER, Env, padded_games
 from c4jax.keys import as_key
-from c4jax.players import Player
-from c4jax.records import GameRecord
-from c4jax.stats import elo_difference, wilson_interval
+from c4jax.present.progress import progress_bar
+from c4jax.tools.players import Player
+from c4jax.tools.records import GameRecord
+from c4jax.tools.stats import elo_difference, wilson_interval
 from c4jax.validation import check_int
-from c4jax import connect4
+from c4jax.search.tree import check_trees_fit
+from c4jax.games import connect4
 
 __all__ = ["ArenaResult", "arena", "play_games"]
 
@@ -75,44 +78,11 @@ class ArenaResult:
         d["elo_ci"] = [("inf" if x > 0 else "-inf") if math.isinf(x) else x for x in d["elo_ci"]]
         return d
 
-    def table(self):
-        """A :class:`rich.table.Table` of the results."""
-        from rich.table import Table
 
-        def pct(x):
-            return f"{100 * x:.1f}%"
-
-        def ci(c):
-            return f"[{pct(c[0])}, {pct(c[1])}]"
-
-        def elo(x):
-            return "+inf" if x == math.inf else "-inf" if x == -math.inf else f"{x:+.0f}"
-
-        n = self.num_games
-        t = Table(title=f"{self.player_a} vs {self.player_b}: {n} games")
-        # No column wraps or crops (the command line widens the
-        # table instead in a narrow terminal).
-        t.add_column("", no_wrap=True)
-        t.add_column("games", justify="right", no_wrap=True)
-        t.add_column("rate", justify="right", no_wrap=True)
-        t.add_column("95% CI (Wilson)", justify="right", no_wrap=True)
-        t.add_row(f"A ({self.player_a}) wins", str(self.wins), pct(self.wins / n), ci(self.wins_ci))
-        t.add_row("draws", str(self.draws), pct(self.draws / n), ci(self.draws_ci))
-        t.add_row(f"B ({self.player_b}) wins", str(self.losses), pct(self.losses / n), ci(self.losses_ci))
-        t.add_section()
-        t.add_row("A moving first (w/d/l)", "/".join(map(str, self.a_first)), "", "")
-        t.add_row("A moving second (w/d/l)", "/".join(map(str, self.a_second)), "", "")
-        t.add_row(
-            "Elo (A - B)", elo(self.elo), "", f"[{elo(self.elo_ci[0])}, {elo(self.elo_ci[1])}]"
-        )
-        t.add_row("mean game length", f"{self.mean_length:.1f} plies", "", "")
-        t.add_row(
-            "speed",
-            f"{self.games_per_second:.1f} games/s",
-            f"{self.simulations_per_second:,.0f} sims/s",
-            f"run {self.seconds:.1f} s, compile {self.compile_seconds:.1f} s",
-        )
-        return t
+def _check_players(player_a, player_b) -> None:
+    for name, p in (("player_a", player_a), ("player_b", player_b)):
+        if not isinstance(p, Player):
+            raise ValueError(f"{name} must be a c4jax Player (e.g. c4jax.random_player()); got {p!r}")
 
 
 def _program(player: Player) -> tuple:
@@ -215,14 +185,14 @@ def play_games(
     and batched: the host calls a compiled step of the games
     (``_PLIES_PER_CALL`` plies) until every game is over.  The games are
     sharded over ``devices`` local devices (default: all;
-    :mod:`c4jax.devices`): every device plays its block of the games, with
+    :mod:`c4jax.runtime.compiled`): every device plays its block of the games, with
     as many A-first as B-first rows.
 
     Args:
       keys: ``[G]`` PRNG keys, one per game: typed keys of any implementation
         or raw ``jax.random.PRNGKey`` keys (:func:`c4jax.keys.as_key`).
       a_first: ``G`` bools.
-      player_a, player_b: :class:`~c4jax.players.Player`.
+      player_a, player_b: :class:`~c4jax.tools.players.Player`.
       env: the starting position of every game (one unbatched, running game).
       on_progress: called after every ply as ``on_progress(ply, finished)``
         with the number of finished games (padding rows included).
@@ -245,9 +215,7 @@ def play_games(
     keys = as_key(keys, name="keys")
     if num == 0 or keys.shape != (num,):
         raise ValueError(f"need one key per game; got keys of shape {keys.shape} for {num} games")
-    for name, p in (("player_a", player_a), ("player_b", player_b)):
-        if not isinstance(p, Player):
-            raise ValueError(f"{name} must be a c4jax Player (e.g. c4jax.parse_player('random')); got {p!r}")
+    _check_players(player_a, player_b)
     if not isinstance(env, Env) or env.batch_shape:
         raise ValueError("env is the one starting position of every game (an unbatched Env)")
     if bool(env.done):
@@ -324,14 +292,16 @@ def arena(
       key: PRNG key, consumed (typed of any implementation, or a raw
         ``jax.random.PRNGKey``); game ``g`` uses ``jax.random.split(key,
         num_games)[g]``.
-      player_a, player_b: :class:`~c4jax.players.Player`.
+      player_a, player_b: :class:`~c4jax.tools.players.Player`.
       num_games: an even int >= 2: A moves first in the even-numbered games,
         B in the odd ones.
       env: the starting position (unbatched), default standard Connect 4's
         empty board.
-      batch_size: games per jitted call (even; default all of them).  Smaller
-        batches use less memory and update the progress bar more often; the
-        results do not depend on it.
+      batch_size: games per jitted call (even; default all of them; more
+        than ``num_games`` plays them all at once).  Smaller batches use less
+        memory and update the progress bar more often; the results do not
+        depend on it.  Refused where this machine's memory cannot hold the
+        players' trees of a batch.
       progress: show a rich progress bar.
       devices: local devices to shard every batch of games over (default:
         all; see :func:`play_games`).
@@ -340,12 +310,19 @@ def arena(
       lengths, speed and every game).
     Raises:
       ValueError: for an odd, non-positive or over 1,000,000 ``num_games``, a bad key or a bad
-        ``batch_size``.
+        ``batch_size``, or the players' trees of a batch where this machine's memory cannot hold them.
     """
     num_games = check_int("num_games", num_games, 2, MAX_GAMES, even=True, note="(sides alternate)")
-    batch_size = check_int("batch_size", num_games if batch_size is None else batch_size, 2, even=True)
+    given = batch_size is not None
+    batch_size = check_int("batch_size", num_games if batch_size is None else batch_size, 2, MAX_GAMES, even=True)
     if env is None:
         env = connect4.env_reset()
+    # Both players' trees of every game of a batch, refused before any is
+    # allocated (a player or env of the wrong type: play_games says so).
+    nodes = sum(getattr(p, "tree_nodes", 0) for p in (player_a, player_b))
+    if nodes and isinstance(env, Env):
+        check_trees_fit(*(("batch_size", batch_size) if given else ("num_games", num_games)), env.game,
+                        min(batch_size, num_games), nodes, stones_shape=tuple(env.stones.shape)[len(env.batch_shape):])
     mesh = game_mesh(devices)  # ValueError for a bad count, before any work
     keys = jax.random.split(as_key(key), num_games)
     a_first = [g % 2 == 0 for g in range(num_games)]
@@ -367,16 +344,9 @@ def arena(
             compile_seconds += comp_s
             update(hi)
 
-    if progress:
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-        with Progress(
-            TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn()
-        ) as bar:
-            task = bar.add_task(f"{player_a.name} vs {player_b.name}", total=num_games)
-            run_chunks(lambda finished: bar.update(task, completed=finished))
-    else:
-        run_chunks(lambda finished: None)
+    _check_players(player_a, player_b)
+    with progress_bar(f"{player_a.name} vs {player_b.name}", num_games, progress) as update:
+        run_chunks(update)
     return _summarise(
         player_a, player_b, records, a_first, int(env.to_move), seconds, compile_seconds
     )

@@ -1,100 +1,52 @@
-"""The search of a batch in three stages, each over its games: the root's
-evaluation (prior, noise, value), the simulations, and the output.
+"""Batched, terminal-aware MCTS on mctx's ``Tree``, for one game: the
+root's evaluation (prior, noise, value), the loop over simulations, and the
+output.
 
-Each stage runs one game's function (below) over the batch in the blocks of
-:mod:`c4jax.search.layout`; between them pass the root's evaluation and the
-tree, and each stage derives the keys it needs from the games' keys
-(:func:`_root_keys`).  :mod:`c4jax.search.stage_programs` compiles the three
-as programs of their own; :func:`traced_search` traces them into one (inside
-a caller's ``jax.jit``).  One game's simulation: selection
-(:mod:`c4jax.search.selection`), expansion and evaluation
-(:mod:`c4jax.search.expansion`), backup (:mod:`c4jax.search.backup`) with
-the solver's proofs (:mod:`c4jax.search.solver`); the output
-(:mod:`c4jax.search.output`).
+The loop is our own (mctx 0.0.71's ``search`` takes no initial tree, so it
+cannot continue a reused subtree, and it keeps descending below finished
+games), built from mctx's public pieces: the :class:`mctx.Tree` layout, the
+action-selection functions and the Q transforms; with the same key it builds
+the same tree as ``mctx.muzero_policy`` wherever mctx's own search is
+correct.  One simulation, one module per stage as in mctx's ``_src/``:
+
+1. selection (:mod:`c4jax.search.selection`): from the root to an unexpanded
+   edge, a finished game or ``max_depth``, recording the path;
+2. expansion and evaluation (:mod:`c4jax.search.expansion`): step the game
+   into a new node (if the capacity allows) and value it with rollouts;
+3. backup (:mod:`c4jax.search.backup`): the return along the recorded path,
+   with the solver's proofs (:mod:`c4jax.search.solver`);
+4. output (:mod:`c4jax.search.output`): the move and the root's statistics.
+
+A simulation costs ``O(max_depth * A)`` plus its rollouts, whatever the
+node capacity ``N``: its writes are pending (:mod:`c4jax.search.tree`),
+so XLA updates the tree in place.
+Each step derives the keys it needs from the game's key (:func:`_root_keys`).
+Every tree here is unbatched (``[N]``, ``[N, A]``);
+:mod:`c4jax.search.programs` runs the steps over a batch.  References:
+Browne et al. 2012 (MCTS), Silver et al. 2017 (PUCT), Danihelka et al. 2022
+(Gumbel).
 """
 
 from __future__ import annotations
 
 import functools
-from typing import Callable, NamedTuple
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
 import mctx
 
-from c4jax.env import Env
-from c4jax.search import layout
+from c4jax.games.env import Env
 from c4jax.search.backup import backup
 from c4jax.search.expansion import evaluate_in_turn, evaluate_leaf, expand, share_new_nodes
 from c4jax.search.options import SearchOptions
 from c4jax.search.output import SearchOutput, search_output
-from c4jax.search.prng import search_keys
 from c4jax.search.selection import descend, make_selection
 from c4jax.search.solver import make_solver
 from c4jax.search.tree import ROOT, apply_update, gather, masked_prior, new_tree, no_update, same_position
-from c4jax.values import prior_and_flag
+from c4jax.search.values import prior_and_flag
 
-__all__ = ["RootEvaluation", "gumbel_simulations", "output_stage", "root_stage", "simulation_stage", "traced_search"]
-
-
-def gumbel_simulations(opts: SearchOptions, num_simulations: int) -> int | None:
-    # Gumbel's sequential halving plans the visits of every simulation in
-    # advance: its count stays a constant of the program.
-    return num_simulations if opts.selection == "gumbel" else None
-
-
-def _per_game(fn: Callable, games: int, inout: tuple[int, int] | None = None) -> Callable:
-    """``fn`` (one game's arrays in, one game's out) over a batch of
-    ``games``, in the blocks of :mod:`c4jax.search.layout`: a block of one
-    game runs ``fn`` without vmap (the same numbers: vmap's rows are
-    independent; on the CPU the fastest way to search a game), a wider one
-    vmapped; ``inout``: see :func:`c4jax.search.layout.in_blocks` (the
-    searched tree written back into the reused one's buffer)."""
-    def block(*args):
-        if jax.tree.leaves(args)[0].shape[0] == 1:
-            one = fn(*jax.tree.map(lambda x: x[0], args))
-            return jax.tree.map(lambda x: x[None], one)
-        return jax.vmap(fn)(*args)
-
-    return layout.in_blocks(block, games, layout.search_platform(), inout)
-
-
-def root_stage(keys, envs, params=None, *, opts: SearchOptions, reused: bool) -> RootEvaluation:
-    keys = search_keys(keys)  # the same numbers, drawn by fused kernels
-    opts = opts.with_params(params)
-    return _per_game(functools.partial(_evaluate_root, opts=opts, continuing=reused), keys.shape[0])(keys, envs)
-
-
-def simulation_stage(keys, envs, roots: RootEvaluation, tree, num_simulations, params=None, *,
-                     opts: SearchOptions, reused: bool, gumbel_simulations: int | None):
-    # num_simulations: int32[] (traced); Gumbel's count is static instead.
-    if gumbel_simulations is not None:
-        num_simulations = gumbel_simulations
-    keys = search_keys(keys)
-    opts = opts.with_params(params)
-    simulate = _per_game(functools.partial(_simulate, opts=opts, num_simulations=num_simulations, continuing=reused),
-                         keys.shape[0], None if tree is None else (3, 0))
-    return simulate(keys, envs, roots) if tree is None else simulate(keys, envs, roots, tree)
-
-
-def output_stage(keys, tree, envs, non_finite, *, opts: SearchOptions) -> SearchOutput:
-    keys = search_keys(keys)
-    out = _per_game(functools.partial(_search_finish, opts=opts), keys.shape[0])(keys, tree, envs, non_finite)
-    return out.replace(search_tree=tree)
-
-
-def traced_search(keys, envs, tree, num_simulations, params=None, *, opts: SearchOptions, gumbel_simulations,
-                  continuing: bool):
-    """The three stages as one traced function (inside a caller's jit)."""
-    reused = continuing and tree is not None
-    roots = root_stage(keys, envs, params, opts=opts, reused=reused)
-    tree, non_finite = simulation_stage(keys, envs, roots, tree, num_simulations, params, opts=opts, reused=reused,
-                                        gumbel_simulations=gumbel_simulations)
-    return output_stage(keys, tree, envs, non_finite, opts=opts)
-
-
-# ---------------------------------------------------------------------------
-# One game (vmapped above).  Every tree below is unbatched: [N], [N, A].
+__all__ = ["RootEvaluation", "evaluate_root", "finish", "simulate"]
 
 
 def _dirichlet(key, logits, legal, fraction, alpha):
@@ -109,7 +61,7 @@ def _dirichlet(key, logits, legal, fraction, alpha):
 
 
 class RootEvaluation(NamedTuple):
-    """What the first stage of one game's search computes (:func:`_evaluate_root`).
+    """What the first stage of one game's search computes (:func:`evaluate_root`).
 
     logits: ``float32[A]``, the root's prior (noise mixed in, masked);
       ``prior_bad``: ``int32[]``, 1 if ``prior_fn`` gave NaN or infinity.
@@ -138,7 +90,7 @@ def _root_keys(key) -> tuple[jax.Array, jax.Array, jax.Array, jax.Array]:
     return root_key, noise_key, search_key, action_key
 
 
-def _evaluate_root(key, env: Env, *, opts: SearchOptions, continuing: bool) -> RootEvaluation:
+def evaluate_root(key, env: Env, *, opts: SearchOptions, continuing: bool) -> RootEvaluation:
     """The first stage of one game's search: its root's prior, noise and
     value.  ``continuing`` (static): the anytime driver's later chunks (the
     tree's root is valued already)."""
@@ -174,8 +126,8 @@ def _root_tree(root: RootEvaluation, env: Env, tree, opts: SearchOptions,
     if continuing:  # (never Gumbel: the driver refuses it)
         tree = tree.replace(root_invalid_actions=(~legal).astype(jnp.float32))
         if opts.dirichlet_fraction == 0:
-            # The first chunk stored this very prior; writing it again made
-            # XLA copy the whole prior array on every chunk.
+            # The first chunk stored this very prior: not written again (a
+            # write would copy the whole prior array).
             return tree, jnp.int32(0)
         return tree.replace(children_prior_logits=tree.children_prior_logits.at[ROOT].set(logits)), prior_bad
 
@@ -222,14 +174,14 @@ def _descend_lanes(key, tree, select, max_depth: int, lanes: int):
     return jax.lax.fori_loop(0, lanes, lane, (no_edges, paths))[1]
 
 
-def _search_finish(key, tree, env: Env, non_finite, *, opts: SearchOptions) -> SearchOutput:
+def finish(key, tree, env: Env, non_finite, *, opts: SearchOptions) -> SearchOutput:
     """The last stage of one game's search: its :class:`SearchOutput`,
     without ``search_tree`` (``None``; the caller has the tree)."""
     out = search_output(_root_keys(key)[3], tree, env, opts, make_solver(opts.solver), non_finite)
     return out.replace(search_tree=None)
 
 
-def _simulate(key, env: Env, root: RootEvaluation, tree=None, *, opts: SearchOptions, num_simulations,
+def simulate(key, env: Env, root: RootEvaluation, tree=None, *, opts: SearchOptions, num_simulations,
               continuing: bool) -> tuple[mctx.Tree, jax.Array]:
     """The second stage of one game's search: the tree to search
     (:func:`_root_tree`) after ``num_simulations`` simulations, and the
@@ -281,11 +233,8 @@ def _simulate(key, env: Env, root: RootEvaluation, tree=None, *, opts: SearchOpt
     init = (search_key, tree, jax.tree.map(lambda x: x[None].repeat(lanes, 0), no_update(tree, opts.max_depth + 1)),
             next_free, root_non_finite)
     # One closing step more, whose own writes are dropped: it applies the last
-    # simulation's writes inside the loop.  Applied after the loop instead,
-    # they made XLA copy every tree buffer once per search (the output reads
-    # the tree as well as returning it): an O(N) cost per call that the
-    # anytime driver paid on every chunk.
-    # The scope names the loop in the compiled program (tests/test_search_cost.py).
+    # simulation's writes inside the loop, where XLA updates the tree in place.
+    # The scope names the loop in the compiled program.
     with jax.named_scope("simulations"):
         _, tree, _, _, non_finite = jax.lax.fori_loop(0, num_steps + 1, simulation, init)
     return tree, non_finite

@@ -162,7 +162,7 @@ def solution_table() -> np.ndarray:
     Returns:
       ``numpy.int8[19683, 9]`` (read-only, built on the first call and cached):
       row ``idx = sum(cell_state[i] * 3**i)`` (``cell_state`` 0 empty, 1 X,
-      2 O; cell ``i`` as in the actions) holds :func:`c4jax.tictactoe.solve`'s values for the
+      2 O; cell ``i`` as in the actions) holds :func:`c4jax.games.tictactoe.solve`'s values for the
       player to move (X if the counts are equal, else O) as ``int8``
       (+1/0/-1), with ``-2`` for illegal actions.  Rows of unreachable boards
       (bad stone counts) and of finished boards (a line, or full) are all -2.

@@ -8,7 +8,7 @@ import jax
 import numpy as np
 from rich.table import Table
 
-from c4jax.env import Env
+from c4jax.games.env import Env
 
 __all__ = ["BEST_MARK", "fmt_q", "host", "move_label", "move_stats", "moves_text", "principal_variation",
            "proven_result", "root_value_text", "search_table", "shown_q"]
@@ -118,7 +118,7 @@ def move_stats(out, env) -> list[dict]:
       table and its ``--json``.
     Raises:
       ValueError: ``out`` or ``env`` holds more than one game, ``env`` is not
-        an :class:`~c4jax.env.Env`, or ``out`` is a search of another game or
+        an :class:`~c4jax.games.env.Env`, or ``out`` is a search of another game or
         board than ``env``'s.
     """
     legal = _one_game_legal(out, env)
@@ -162,7 +162,7 @@ def search_table(out, env, title: str | None = None, *, with_prior: bool = False
       A ``rich.table.Table`` (print it with ``rich.console.Console().print``).
     Raises:
       ValueError: ``out`` or ``env`` holds more than one game, ``env`` is not
-        an :class:`~c4jax.env.Env`, or ``out`` is a search of another game or
+        an :class:`~c4jax.games.env.Env`, or ``out`` is a search of another game or
         board than ``env``'s.
     """
     stats = move_stats(out, env)
@@ -170,7 +170,7 @@ def search_table(out, env, title: str | None = None, *, with_prior: bool = False
     mover = "XO"[int(np.asarray(env.to_move).reshape(-1)[0])]
     if title is None:
         visits = sum(m["visits"] for m in stats)
-        title = f"MCTS, {visits} root visits, {mover} to move, {root_value_text(out)}"
+        title = f"MCTS, {visits:,} root visits, {mover} to move, {root_value_text(out)}"
     t = Table(title=title, title_justify="left")
     # Every column but the principal variation keeps its width (no wrapping):
     # in a narrow terminal the variation folds instead.
@@ -186,7 +186,7 @@ def search_table(out, env, title: str | None = None, *, with_prior: bool = False
     for m in stats:
         row = [
             str(m["move"]),
-            f"{m['visits']}",
+            f"{m['visits']:,}",
             f"{100.0 * m['share']:.1f}%",
             fmt_q(shown_q(m["q"], m["lower"], m["upper"])) if m["q"] is not None else "-",
             proven_result(m["lower"], m["upper"], m["plies"]),

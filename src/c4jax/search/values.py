@@ -22,8 +22,8 @@ import jax
 import jax.numpy as jnp
 import mctx
 
-from c4jax.env import Env, check_env
-from c4jax.rollout import win_else_block_moves
+from c4jax.games.env import Env, check_env
+from c4jax.games.rollout import win_else_block_moves
 from c4jax.keys import as_key, keys_for_games
 from c4jax.validation import check_choice, check_int
 
@@ -54,7 +54,7 @@ def prior_logits(
 
     Args:
       env: one game, or a batch (leading axes; ``vmap`` ped inside, as the
-        games' functions, :func:`c4jax.inputs.one_game_or_batch`).
+        games' functions, :func:`c4jax.games.positions.one_game_or_batch`).
       prior: ``"uniform"``: equal logits over the legal actions.
         ``"heuristic"``: the moves that win at once get ``HEURISTIC_LOGIT_GAP``
         more logit than the other legal moves; if there is none, the moves that

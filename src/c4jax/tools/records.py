@@ -10,7 +10,7 @@ import json
 import math
 from typing import Any, Iterable
 
-from c4jax import registry
+from c4jax.games import registry
 from c4jax.files import write_whole
 from c4jax.validation import check_int
 

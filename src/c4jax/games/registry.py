@@ -3,8 +3,8 @@
 A game is named by an id and keyword parameters (``("connect4", {"rows": 6,
 "cols": 7, "connect": 4})``); records of played games (the arena's,
 self-play's) store both, and :func:`make` rebuilds the game from them.  The
-built-in games are ``"connect4"`` (:func:`c4jax.connect4.make`) and
-``"tictactoe"``; :func:`register` adds your own (a :class:`c4jax.env.Game`).
+built-in games are ``"connect4"`` (:func:`c4jax.games.connect4.make`) and
+``"tictactoe"``; :func:`register` adds your own (a :class:`c4jax.games.env.Game`).
 A game object reports its id as ``game.name`` and its parameters as
 ``game.params`` (a dict; no attribute: no parameters).
 """
@@ -23,13 +23,13 @@ __all__ = ["make", "register", "registered", "parameters", "spec"]
 # The games' modules are imported when a game is made: the command line reads
 # the registry's names without starting JAX (its --help stays instant).
 def _connect4(rows=6, cols=7, connect=4):
-    from c4jax import connect4
+    from c4jax.games import connect4
 
     return connect4.make(rows, cols, connect)
 
 
 def _tictactoe():
-    from c4jax import tictactoe
+    from c4jax.games import tictactoe
 
     return tictactoe.GAME
 
@@ -44,7 +44,7 @@ def register(name: str, factory: Callable[..., Any]) -> None:
     Args:
       name: the game's id, the ``name`` of the games ``factory`` returns
         (letters, digits, ``_``, ``-``, ``.``).
-      factory: returns a :class:`c4jax.env.Game` for keyword parameters (the
+      factory: returns a :class:`c4jax.games.env.Game` for keyword parameters (the
         game's ``params``).  Registering a name again replaces its factory.
     Raises:
       ValueError: a bad name, a built-in name, or a factory that is not callable.
@@ -109,7 +109,7 @@ def make(name: str, /, **params: Any):
     game = factory(**params)
     if getattr(game, "name", None) != name or not callable(getattr(game, "env_reset", None)):
         raise ValueError(f"the factory of game {name!r} returned {game!r}"[:120]
-                         + f", not a game named {name!r} (a c4jax.env.Game)")
+                         + f", not a game named {name!r} (a c4jax.games.env.Game)")
     return game
 
 

@@ -27,20 +27,25 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from c4jax import registry
-from c4jax.records import GameRecord
-from c4jax.devices import compile_game_loop, game_mesh, padded_games, round_up, whole_on
-from c4jax.env import NO_WINNER, Env
+from c4jax.games import registry
+from c4jax.tools.records import GameRecord
+from c4jax.runtime.compiled import compile_game_loop, game_mesh, whole_on
+from c4jax.search.programs import round_up
+from c4jax.games.env import NO_WINNER, Env, padded_games
 from c4jax.keys import as_key
-from c4jax.players import mcts_player
+from c4jax.present.progress import progress_bar
+from c4jax.tools.players import mcts_player
 from c4jax.search.output import sample_by_visits
 from c4jax.validation import check_int, check_number
+from c4jax.search.run import MAX_SIMULATIONS
+from c4jax.search.tree import check_trees_fit
 from c4jax.search.options import DEFAULT_LANES, options_from_kwargs
-from c4jax import connect4
+from c4jax.games import connect4
 
 __all__ = ["SelfPlayResult", "selfplay", "MAX_GAMES"]
 
 MAX_GAMES = 100_000_000  # game indices of one run
+MAX_TEMPERATURE_PLIES = 2**31 - 1  # compared with the int32 ply in the compiled loop
 
 
 @dataclasses.dataclass(frozen=True)
@@ -164,6 +169,15 @@ def run_settings(opts, temperature_plies: int, temperature: float) -> tuple[tupl
     return tuple(sorted(d.items()))
 
 
+def check_batch_fits(name: str, value, game, rows: int, tree_nodes: int, stones_shape=None) -> None:
+    """Refuses a batch of ``rows`` games of ``game`` whose trees of
+    ``tree_nodes`` nodes and records of every ply this machine's memory
+    cannot hold (:func:`c4jax.search.tree.check_trees_fit`: a ``ValueError``
+    naming ``name`` of ``value``), before any of it is allocated."""
+    check_trees_fit(name, value, game, rows, tree_nodes, extra=4 * game.max_plies * (game.num_actions + 2),
+                    extra_what="the records of every ply", stones_shape=stones_shape)
+
+
 def selfplay(
     key: jax.Array,
     num_simulations: int,
@@ -185,8 +199,8 @@ def selfplay(
 
     Args:
       key: a PRNG key; game ``g`` uses ``jax.random.fold_in(key, g)``.
-      num_simulations: new simulations per move (int >= 1), on top of the
-        subtree kept from the last move.
+      num_simulations: new simulations per move (an int in ``1..2**30``), on
+        top of the subtree kept from the last move.
       games: how many games (``G``: games ``0..G-1``), or the game indices to
         play (those a resumed run lacks, one process's share).
       env: the unbatched, running start position (default: standard Connect 4).
@@ -194,8 +208,11 @@ def selfplay(
         are sampled with probability ``visits ** (1 / temperature)`` among the
         moves not proven to lose; later ones are the search's own choice.
       devices: local devices to shard every batch over (default: all).
-      batch_size: games per compiled batch (default: all, up to 1,024),
-        rounded up to a multiple of the devices with finished padding games.
+      batch_size: games per compiled batch, ``1..100,000,000`` (default:
+        all, up to 1,024), cut to the run's games (the highest index + 1: a
+        resumed remainder keeps the run's shape), rounded up to a multiple of
+        the devices with finished padding games; refused where this
+        machine's memory cannot hold a batch's trees and records.
       seed: ``None`` or an int in ``0..2**32 - 1``, stamped on every record.
       on_batch: called with each batch's records (index order) when it ends.
       keep_games: False: the result holds no records (stream them through
@@ -213,7 +230,7 @@ def selfplay(
         batch size, a finished or batched ``env``, ``keep_games=False``
         without ``on_batch``, or bad search options.
     """
-    num_simulations = check_int("num_simulations", num_simulations, 1)
+    num_simulations = check_int("num_simulations", num_simulations, 1, MAX_SIMULATIONS)
     if isinstance(games, (int, np.integer)):  # bools are refused by check_int
         indices = list(range(check_int("games", games, 1, MAX_GAMES)))
     elif isinstance(games, (str, bytes)):
@@ -228,7 +245,7 @@ def selfplay(
         indices = [int(g) for g in indices]
         if not indices or len(set(indices)) != len(indices) or any(not 0 <= g < MAX_GAMES for g in indices):
             raise ValueError(f"games: the game indices must be distinct ints in 0..{MAX_GAMES - 1:,}, at least one")
-    temperature_plies = check_int("temperature_plies", temperature_plies, 0)
+    temperature_plies = check_int("temperature_plies", temperature_plies, 0, MAX_TEMPERATURE_PLIES)
     seed = check_int("seed", seed, 0, 2**32 - 1, optional=True)
     check_number("temperature", temperature, 0, lo_open=True)
     if env is None:
@@ -239,15 +256,17 @@ def selfplay(
         raise ValueError("the starting position is a finished game")
     mesh = game_mesh(devices)
     if batch_size is not None:
-        batch_size = check_int("batch_size", batch_size, 1)
+        batch_size = check_int("batch_size", batch_size, 1, MAX_GAMES)
     opts = search_options(options)  # ValueError for bad options
     player = mcts_player(num_simulations, options=opts, params=params)
     weights = whole_on(mesh, player.weights())
     key = as_key(key)
     # An explicit batch size is one compiled shape for every call (a resumed
     # run's remainder compiles nothing new); by default, all games up to 1,024.
-    rows = round_up(batch_size or min(1024, len(indices)), mesh)
+    rows = round_up(min(batch_size, max(indices) + 1) if batch_size else min(1024, len(indices)), mesh)
     game = env.game
+    check_batch_fits(*(("batch_size", batch_size) if batch_size else ("num_simulations", num_simulations)),
+                     game, rows, player.tree_nodes, stones_shape=tuple(env.stones.shape))
     game_name, game_params = registry.spec(game)  # ValueError before any game is played
     # What the compiled game loop depends on besides shapes and devices.
     settings = ("selfplay", num_simulations, opts, temperature_plies, float(temperature), game,
@@ -318,16 +337,8 @@ def selfplay(
                 on_batch(batch)
             update(lo + len(chunk))
 
-    if progress:
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-        with Progress(
-            TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn()
-        ) as bar:
-            task = bar.add_task(f"self-play {player.name}", total=len(indices))
-            run(lambda finished: bar.update(task, completed=finished))
-    else:
-        run(lambda finished: None)
+    with progress_bar(f"self-play {player.name}", len(indices), progress) as update:
+        run(update)
     return SelfPlayResult(
         games=tuple(records), num_devices=mesh.size, seconds=seconds, compile_seconds=compile_seconds,
         plies=plies, simulations=plies * num_simulations, num_games=played,

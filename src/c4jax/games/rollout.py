@@ -9,7 +9,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from c4jax.env import Env, result_for_player_to_move, with_opponent_to_move
+from c4jax.games.env import Env, result_for_player_to_move, with_opponent_to_move
 from c4jax.keys import as_key
 
 __all__ = ["hash_u32", "rollout_random", "pick_uniform", "seed_from_key", "win_else_block",

@@ -1,0 +1,83 @@
+"""A run over several processes (hosts): :func:`initialize_distributed`
+starts :func:`jax.distributed.initialize` from arguments or the usual
+environment variables, and each process then plays its share of the games
+(:func:`process_share`) on its own local devices.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Callable, Sequence
+
+import jax
+
+from c4jax.validation import env_int
+
+__all__ = ["initialize_distributed", "process_share"]
+
+
+def initialize_distributed(
+    coordinator: str | None = None,
+    num_processes: int | None = None,
+    process_id: int | None = None,
+    on_join: Callable[[str], None] | None = None,
+) -> tuple[int, int]:
+    """Joins a multi-process run with :func:`jax.distributed.initialize`
+    (before anything else uses JAX), or does nothing for one process.
+
+    Each value comes from its argument, else from the environment variable
+    ``JAX_COORDINATOR_ADDRESS`` (``host:port`` of process 0),
+    ``JAX_NUM_PROCESSES`` or ``JAX_PROCESS_ID``.  With none of them set the
+    run is one process, unless a cluster JAX detects by itself (SLURM, Open
+    MPI, Cloud TPU) is named by ``JAX_COORDINATOR_ADDRESS=auto``.
+
+    Returns:
+      ``(process_index, process_count)``.
+    Raises:
+      ValueError: some but not all of the three given, a count below 1, a
+        process id outside ``0..num_processes - 1``, or an address that is
+        not ``HOST:PORT``.
+    """
+    coordinator = coordinator or os.environ.get("JAX_COORDINATOR_ADDRESS") or None
+    num_processes = num_processes if num_processes is not None else env_int("JAX_NUM_PROCESSES")
+    process_id = process_id if process_id is not None else env_int("JAX_PROCESS_ID")
+    if coordinator == "auto":
+        jax.distributed.initialize()
+        return jax.process_index(), jax.process_count()
+    given = [x is not None for x in (coordinator, num_processes, process_id)]
+    if not any(given):
+        return 0, 1
+    if not all(given):
+        raise ValueError(
+            "a multi-process run needs the coordinator address, the number of processes and this "
+            "process's id (--coordinator HOST:PORT --num-processes N --process-id I, or "
+            "JAX_COORDINATOR_ADDRESS, JAX_NUM_PROCESSES, JAX_PROCESS_ID)"
+        )
+    if num_processes < 1:
+        raise ValueError(f"the number of processes must be >= 1; got {num_processes}")
+    if not 0 <= process_id < num_processes:
+        raise ValueError(f"the process id must be in 0..{num_processes - 1}; got {process_id}")
+    if num_processes == 1:
+        return 0, 1
+    host, _, port = coordinator.rpartition(":")
+    if not host or not re.fullmatch("[0-9]{1,5}", port) or not 1 <= int(port) <= 65535:
+        raise ValueError(
+            f"the coordinator address must be HOST:PORT with a port in 1..65535 (process 0's host); got {coordinator!r}"
+        )
+    if on_join is not None:
+        on_join(
+            f"process {process_id} of {num_processes}: joining the run at {coordinator} (waits for every "
+            "process to start, each with its own --process-id)"
+        )
+    jax.distributed.initialize(coordinator, num_processes, process_id)
+    return jax.process_index(), jax.process_count()
+
+
+def process_share(indices: Sequence[int], process_index: int, process_count: int) -> list[int]:
+    """The games of ``indices`` that process ``process_index`` of
+    ``process_count`` plays: those with ``g % process_count ==
+    process_index`` (each game exactly once over all processes, whatever
+    each process has already played; shares of ``range(G)`` within one game
+    of each other)."""
+    return [g for g in indices if g % process_count == process_index]
