@@ -1,0 +1,78 @@
+"""Ctrl-C in the commands that write games (``selfplay``, ``arena``), sent
+as a user sends it: SIGINT from a pseudo-terminal (pexpect).  Both exit
+with 130 and one line saying what was kept (``play``'s Ctrl-C:
+test_cli_play.py).  Runs share test_cli.py's environment."""
+
+from __future__ import annotations
+
+import re
+import time
+
+import pytest
+
+from test_cli import CMD, cli_env, strip  # noqa: F401  (cli_env: the fixture)
+
+pexpect = pytest.importorskip("pexpect")
+
+# pexpect forks this process; where another test has started JAX here, JAX
+# warns about fork.  The child execs at once, so the warning does not apply.
+pytestmark = pytest.mark.filterwarnings("ignore:os.fork\\(\\) was called:RuntimeWarning")
+
+
+def spawn(env, *args):
+    return pexpect.spawn(CMD[0], CMD[1:] + [str(a) for a in args], env=env, encoding="utf-8", timeout=180,
+                         dimensions=(50, 120))
+
+
+def interrupt(child) -> str:
+    """Sends Ctrl-C and returns everything the command printed after it."""
+    child.sendintr()
+    child.expect(pexpect.EOF)
+    child.close()
+    return strip(child.before)
+
+
+def test_selfplay_interrupted_keeps_the_games_of_its_finished_batches(cli_env, tmp_path):
+    from c4jax.tools.records import read_games
+
+    out = tmp_path / "games.jsonl"
+    # Batches of two games, far more games than play before Ctrl-C.
+    child = spawn(cli_env, "selfplay", "--game", "tictactoe", "--games", 100_000, "--batch-size", 2, "-n", 8,
+                  "--devices", 1, "--out", out)
+    deadline = time.monotonic() + 150
+    while not (out.exists() and out.read_bytes().count(b"\n") >= 4):
+        assert child.isalive() and time.monotonic() < deadline, strip(child.before or "")
+        time.sleep(0.1)
+    text = interrupt(child)
+    assert child.exitstatus == 130, text
+    m = re.search(r"c4jax selfplay: interrupted: ([\d,]+) of 100,000 games are in (\S+) \(each batch's games are "
+                  r"written when the batch ends\); add --resume to play the rest", text)
+    assert m and m.group(2) == str(out), text
+    records = read_games(out)  # whole lines only
+    assert int(m.group(1).replace(",", "")) == len(records) >= 4
+    assert sorted(r.index for r in records) == list(range(len(records)))  # the first batches, each whole
+    assert "Traceback" not in text
+
+
+def test_selfplay_interrupted_before_a_batch_ends_says_no_game_was_written(cli_env, tmp_path):
+    out = tmp_path / "games.jsonl"
+    child = spawn(cli_env, "selfplay", "--game", "tictactoe", "--games", 100_000, "--batch-size", 2, "-n", 9,
+                  "--devices", 1, "--out", out, "--no-cache")
+    child.expect("self-play mcts:9")  # the progress bar: compiling the first batch's game loop
+    text = interrupt(child)
+    assert child.exitstatus == 130, text
+    assert "c4jax selfplay: interrupted: no game was written (each batch's games are written when the batch ends)" \
+        in text
+    assert not out.exists()  # the run made it and leaves nothing behind
+
+
+def test_arena_interrupted_says_its_games_were_not_written(cli_env, tmp_path):
+    out = tmp_path / "games.jsonl"
+    child = spawn(cli_env, "arena", "mcts:8", "random", "--game", "tictactoe", "--games", 100_000,
+                  "--batch-size", 2, "--out", out)
+    child.expect("mcts:8 vs random")  # the progress bar: the games compile or run
+    text = interrupt(child)
+    assert child.exitstatus == 130, text
+    assert f"c4jax arena: interrupted: no game was written to {out} (the arena writes its games once all are " \
+        "played)" in text
+    assert not out.exists()
