@@ -56,9 +56,8 @@ def test_quickstart_names_the_side_to_move_of_its_position():
     assert rows[0][best - 1] not in "XO", out  # a column with room
 
 
-@pytest.mark.parametrize("games", [0, pytest.param(2, marks=pytest.mark.slow)])
-def test_custom_evaluation_names_the_side_to_move_of_4453(games):
-    out = run_example("custom_evaluation.py", "--simulations", 16, "--games", games)
+def test_custom_evaluation_names_the_side_to_move_of_4453():
+    out = run_example("custom_evaluation.py", "--simulations", 16, "--games", 0)
     first = out.splitlines()[0]
     m = re.fullmatch(r"Position (\d+), ([XO]) to move: value_fn says [+-]\d\.\d{3}; the search \(16 simulations\) "
                      r"plays column (\d), root value [+-]\d\.\d{3}", first)
@@ -66,16 +65,11 @@ def test_custom_evaluation_names_the_side_to_move_of_4453(games):
     moves, side, column = m.group(1), m.group(2), int(m.group(3))
     assert side == "XO"[len(moves) % 2]
     assert 1 <= column <= 7
-    if games:
-        result = re.search(r", (\d+) games: W/D/L (\d+)/(\d+)/(\d+), score", out)
-        assert result and int(result.group(1)) == games == sum(int(result.group(i)) for i in (2, 3, 4)), out
-    else:
-        assert len(out.splitlines()) == 1, out
+    assert len(out.splitlines()) == 1, out  # --games 0: no arena after it
 
 
-@pytest.mark.parametrize("games", [0, pytest.param(2, marks=pytest.mark.slow)])
-def test_tictactoe4_says_who_must_block_and_where(games):
-    out = run_example("tictactoe4.py", "--simulations", 32, "--games", games)
+def test_tictactoe4_says_who_must_block_and_where():
+    out = run_example("tictactoe4.py", "--simulations", 32, "--games", 0)
     lines = out.splitlines()
     assert lines[0] == "check_game(TicTacToe4()): passed"
     rows = board_rows("\n".join(lines[1:5]), "XO.")
@@ -89,8 +83,6 @@ def test_tictactoe4_says_who_must_block_and_where(games):
     # The cell completes the other side's row of three: four in a row there.
     assert cells[cell - 1] == "." and all(cells[i] == other for i in range(4) if i != cell - 1), rows
     assert cells[played - 1] == ".", rows
-    if games:
-        assert re.search(rf"mcts:32 against random, {games} games: W/D/L", out), out
 
 
 def test_connectx_agent_answers_on_the_board_size_asked():
