@@ -233,3 +233,17 @@ def test_a_board_cell_given_as_a_string_is_one_character():
 
 def test_an_empty_cache_folder_is_refused_not_read_as_the_default(capsys):
     _one_line_error(capsys, ["analyze", "44", "--cache-dir", ""], "--cache-dir: expected a folder, got an empty name")
+
+
+def test_an_unwritable_output_names_a_read_only_file_system_apart_from_permissions(monkeypatch, tmp_path):
+    import os
+
+    from c4jax.cli.args import UsageError
+    from c4jax.cli.from_args import check_writable
+
+    monkeypatch.setattr(os, "access", lambda *args, **kwargs: False)
+    for flag, reason in ((os.ST_RDONLY, "read-only file system"), (0, "permission denied")):
+        monkeypatch.setattr(os, "statvfs", lambda folder, flag=flag: type("Stat", (), {"f_flag": flag})())
+        with pytest.raises(UsageError, match=f"cannot write the games '.*x.jsonl': {reason}$"):
+            check_writable(str(tmp_path / "x.jsonl"), "the games")
+    assert not (tmp_path / "x.jsonl").exists()

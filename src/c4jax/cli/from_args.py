@@ -132,6 +132,13 @@ def check_memory_of(args) -> None:
         raise UsageError(str(e)) from None
 
 
+def _read_only(folder: pathlib.Path) -> bool:
+    try:
+        return bool(os.statvfs(folder).f_flag & os.ST_RDONLY)
+    except (OSError, AttributeError):  # no statvfs (not POSIX)
+        return False
+
+
 def check_writable(path: str, what: str) -> None:
     """UsageError unless a file can be written at ``path``, checked before the
     work starts: not a directory, its folder exists, and a file can be
@@ -145,7 +152,8 @@ def check_writable(path: str, what: str) -> None:
     if not parent.is_dir():
         raise UsageError(f"cannot write {what} {path!r}: no such directory {str(parent)!r}")
     if (p.exists() and not os.access(p, os.W_OK)) or not os.access(parent, os.W_OK | os.X_OK):
-        raise UsageError(f"cannot write {what} {path!r}: permission denied")
+        reason = "read-only file system" if _read_only(parent) else "permission denied"
+        raise UsageError(f"cannot write {what} {path!r}: {reason}")
     if p.exists() and not p.is_file():
         return  # a device or a pipe: written as it is
     try:
