@@ -16,7 +16,8 @@ shared persistent compilation cache.
   that search for a long time are marked ``optimized`` and compile as
   users' searches do, at c4jax's LLVM level (``_compile_overrides``).
 * One persistent compilation cache per session, shared by the xdist workers
-  (``pytest_configure``).
+  (``pytest_configure``), keeping every program: tests build the same
+  programs again from functions of their own.
 """
 
 
@@ -69,7 +70,10 @@ def pytest_configure(config):
         config._c4jax_xdg = os.environ.get("XDG_CACHE_HOME")
         os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="c4jax-test-cache-home-")
     jax.config.update("jax_compilation_cache_dir", os.environ["C4JAX_TEST_JAX_CACHE"])
-    jax.config.update("jax_persistent_cache_min_compile_time_secs", 1.0)
+    # Every program, however quick to compile: tests compile the same
+    # programs again from functions of their own (a new jit of the same
+    # search), and a load from the cache skips XLA's compile.
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
     jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
 
 
