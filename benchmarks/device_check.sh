@@ -24,7 +24,10 @@
 #      (benchmarks/env_throughput.py --no-pgx; plies/s = playouts/s x about
 #      21.3 plies, the mean length of a random Connect 4 game);
 #   6. cost against tree size at batch 1 (benchmarks/scaling.py --quick);
-#   7. two processes sharing the accelerator at once (c4jax selfplay twice):
+#   7. training: c4jax train for three minutes on Connect 4 (the [train]
+#      extra: equinox and optax, from ./.whl where PyPI cannot be reached),
+#      its curve (self-play games/s, optimiser steps/s, where the time goes);
+#   8. two processes sharing the accelerator at once (c4jax selfplay twice):
 #      GPU memory is not preallocated (XLA_PYTHON_CLIENT_PREALLOCATE=false,
 #      at most XLA_PYTHON_CLIENT_MEM_FRACTION of it each), so both fit.
 # Everything is written to OUTDIR/*.log, and a summary to OUTDIR/summary.txt.
@@ -111,6 +114,9 @@ step tests 150 "$PY" -m pytest -q -p no:cacheprovider -n 0 \
   tests/test_reuse.py tests/test_search.py -k "batch_rows_equal or test_tree_writes or test_reuse or hand_worked or same_tree_as_mctx"
 step rollouts 40 "$PY" benchmarks/env_throughput.py --no-pgx --games connect4 --batches "1,$B1,$B2,$B3" --repeats "$REPEATS" --min-time 0.1
 step scaling 60 "$PY" benchmarks/scaling.py --quick --no-openspiel
+TRAIN_MINUTES=3; [ "$QUICK" = 1 ] && TRAIN_MINUTES=0.2
+step training 240 bash -c "\"$PY\" -m c4jax.cli train --minutes $TRAIN_MINUTES --out \"$OUTDIR/train\" --overwrite &&
+  \"$PY\" -c 'import json, sys; [print(json.dumps(e)) for e in json.load(open(sys.argv[1]))]' \"$OUTDIR/train/curve.json\""
 step two_processes 60 bash -c "
   \"$PY\" -m c4jax.cli selfplay --games 64 -n 32 --out \"$OUTDIR/share0.jsonl\" > \"$OUTDIR/share0.out\" 2>&1 &
   first=\$!

@@ -28,6 +28,7 @@ COMMANDS = {
     "analyze": (["44", "--dot", "{tmp}/tree.dot", "--plot", "{tmp}/visits.png"], ["tree.dot", "visits.png"]),
     "arena": (["random", "random", "--out", "{tmp}/games.jsonl"], ["games.jsonl"]),
     "selfplay": (["--out", "{tmp}/selfplay.jsonl"], ["selfplay.jsonl"]),
+    "train": (["--minutes", "1", "--out", "{tmp}/run"], ["run"]),
 }
 
 GAME = [("--rows", int, 3, 64, "3..64"), ("--cols", int, 3, 64, "3..64"), ("--connect", int, 3, 64, "3..64")]
@@ -56,9 +57,14 @@ LIMITS = [
     ("selfplay", "--batch-size", int, 1, 100_000_000, "1..100,000,000"),
     ("selfplay", "--num-processes", int, 1, 65_536, "1..65,536"),
     ("selfplay", "--process-id", int, 0, 65_535, "0..65,535"),
+    ("train", "--minutes", float, 0.0, 100_000.0, "(0, 100000]"),
+    ("train", *SEED),
+    ("train", "--simulations", int, 1, 100_000, "1..100,000"),
+    ("train", "--games", int, 1, 1_000_000, "1..1,000,000"),
+    *[("train", *o) for o in GAME],
 ]
 EVEN = {("arena", "--games"), ("arena", "--batch-size")}
-OPEN_LOW = {"--think"}
+OPEN_LOW = {"--think", "--minutes"}
 
 
 def _inside(command, option, lo, hi, value) -> bool:

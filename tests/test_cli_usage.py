@@ -212,7 +212,7 @@ def test_player_specs_are_lower_case_without_spaces(spec, capsys):
     with pytest.raises(ValueError, match="lower case without spaces"):
         parse_player(spec)
     _one_line_error(capsys, ["arena", spec, "random", "--game", "tictactoe", "--games", "2"],
-                    "players are written in lower case without spaces (random, heuristic, perfect, mcts:N, flatmc:N)")
+                    "players are written in lower case without spaces (random, heuristic, perfect, mcts:N, flatmc:N, net:N)")
     assert parse_player("mcts:0200").simulations == 200  # leading zeros are still the number
 
 

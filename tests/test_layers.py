@@ -17,6 +17,7 @@ LAYERS = [
     ("search", ("c4jax.search",)),
     ("present", ("c4jax.present",)),
     ("tools", ("c4jax.tools",)),
+    ("training", ("c4jax.training",)),
     ("api", ("c4jax.__init__",)),
     ("cli", ("c4jax.cli", "c4jax.__main__")),
 ]
@@ -43,7 +44,7 @@ def _imports(path: pathlib.Path):
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
             yield node.lineno, node.module
             if node.module in ("c4jax", "c4jax.runtime", "c4jax.games", "c4jax.search", "c4jax.tools",
-                               "c4jax.present"):
+                               "c4jax.present", "c4jax.training"):
                 for alias in node.names:  # from c4jax.search import programs
                     if (ROOT / pathlib.Path(*(node.module.split(".")[1:] + [alias.name + ".py"]))).exists():
                         yield node.lineno, f"{node.module}.{alias.name}"

@@ -15,6 +15,8 @@ The public API is ``__all__``; the packages below hold the rest:
 * players, the arena and self-play: :class:`Player` and its makers,
   :func:`arena`, :func:`selfplay`, game records in JSON lines
   (:mod:`c4jax.tools`);
+* training an evaluation network by self-play: :mod:`c4jax.training`
+  (the ``[train]`` extra);
 * compiled programs: :func:`compiled_stats`, :func:`clear_compiled`, and
   :func:`enable_compilation_cache` (JAX's persistent cache in a per-user
   folder).
@@ -66,7 +68,7 @@ _LAZY = {
     "compiled_stats": ("c4jax.runtime.compiled", "stats"),
     "enable_compilation_cache": ("c4jax.runtime.cache", "enable_compilation_cache"),
 }
-_PACKAGES = ("cli", "games", "present", "runtime", "search", "tools")
+_PACKAGES = ("cli", "games", "present", "runtime", "search", "tools", "training")
 
 
 def __getattr__(name: str):

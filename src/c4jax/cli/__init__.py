@@ -1,5 +1,6 @@
 """The ``c4jax`` command: play against the AI in the terminal, analyse a
-position, run an arena between two players, time the library.
+position, run an arena between two players, self-play, train a network,
+time the library.
 
 ::
 
@@ -7,10 +8,11 @@ position, run an arena between two players, time the library.
     c4jax analyze MOVES [--simulations N | --think SECONDS] [--plot visits.png]
     c4jax arena PLAYER_A PLAYER_B [--games G] [--out games.jsonl]
     c4jax selfplay --games G --simulations N --out games.jsonl [--resume] [--devices K]
+    c4jax train [--game connect4|tictactoe] --minutes M --out DIR [--overwrite]
     c4jax bench [--quick]
 
 One module per command (:mod:`c4jax.cli.play`, ``analyze``, ``arena``,
-``selfplay``, ``bench``); what they share: the arguments (:mod:`c4jax.cli.args`),
+``selfplay``, ``train``, ``bench``); what they share: the arguments (:mod:`c4jax.cli.args`),
 the library's objects from them (:mod:`c4jax.cli.from_args`) and the terminal
 output (:mod:`c4jax.cli.terminal`).  ``main(argv)``
 returns the exit status (0 on success, 2 for a bad argument, which is reported
@@ -39,7 +41,7 @@ import sys  # noqa: E402
 from typing import Sequence  # noqa: E402
 
 from c4jax import __version__  # noqa: E402
-from c4jax.cli import analyze, arena, bench, play, selfplay  # noqa: E402
+from c4jax.cli import analyze, arena, bench, play, selfplay, train  # noqa: E402
 from c4jax.cli.args import (  # noqa: E402
     EXIT_USAGE, PROG, OutputError, Parser, UsageError, common_parent, game_parent, search_parent,
 )
@@ -55,13 +57,14 @@ examples:
   c4jax analyze 121212
   c4jax arena mcts:200 random --games 20
   c4jax selfplay --games 100 --simulations 200 --out games.jsonl
+  c4jax train --game tictactoe --minutes 5 --out ttt-net
   c4jax bench --quick
 Run 'c4jax COMMAND --help' for a command's options.
 """
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The ``c4jax`` argument parser (subcommands play, analyze, arena, selfplay, bench)."""
+    """The ``c4jax`` argument parser (subcommands play, analyze, arena, selfplay, train, bench)."""
     parser = Parser(
         prog=PROG,
         description="Batched Monte Carlo Tree Search for Connect 4 and tic-tac-toe in JAX.",
@@ -71,7 +74,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     common, game = common_parent(), game_parent()
-    for command in (play, analyze, arena, selfplay, bench):
+    for command in (play, analyze, arena, selfplay, train, bench):
         command.add_parser(sub, game, search_parent, common)
     return parser
 
@@ -87,7 +90,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return e.code if isinstance(e.code, int) else (0 if e.code is None else EXIT_USAGE)
     if args.command is None:
         sys.stderr.write(
-            f"{PROG}: error: a command is required: play, analyze, arena, selfplay or bench (see '{PROG} --help')\n"
+            f"{PROG}: error: a command is required: play, analyze, arena, selfplay, train or bench (see '{PROG} --help')\n"
         )
         return EXIT_USAGE
     tolerate_any_encoding()

@@ -11,7 +11,7 @@ from c4jax.cli.args import (
     MAX_PLIES, MAX_VISITS, OutputError, UsageError, command_parser, file_arg, ranged, search_options, seed_arg,
 )
 from c4jax.cli.terminal import COMPILING, Clock, print_board, print_line, print_table, status
-from c4jax.cli.from_args import check_writable, make_game, parse_moves, separated_moves
+from c4jax.cli.from_args import check_writable, make_game, network_options, parse_moves, separated_moves
 
 ANALYZE_EPILOG = """\
 examples:
@@ -28,7 +28,7 @@ examples:
 
 def add_parser(sub, game, search_parent, common) -> None:
     """Adds the ``analyze`` command to the subparsers ``sub``."""
-    p = command_parser(sub, "analyze", [game, search_parent(1000), common], ANALYZE_EPILOG,
+    p = command_parser(sub, "analyze", [game, search_parent(1000, net=True), common], ANALYZE_EPILOG,
                        help="search a position and show every move's statistics",
                        description="Search a position with MCTS; show the board and a table of every legal move\n"
                        "(visits, Q-value for the player to move, what the solver proved, prior), the best move marked.")
@@ -97,7 +97,7 @@ def run(args, con, t_start: float) -> int:
 
     # Two phases on the status line: compiling (a first search too small to
     # matter, of the same compiled programs), then the search itself.
-    key, options = jax.random.key(args.seed), search_options(args)
+    key, options = jax.random.key(args.seed), {**search_options(args), **network_options(args, game)}
     if args.think:
         from c4jax.search import run_mcts_anytime
         from c4jax.search.anytime import anytime_capacity

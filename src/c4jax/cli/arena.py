@@ -4,18 +4,22 @@ from __future__ import annotations
 
 import os
 
-from c4jax.cli.args import OutputError, UsageError, command_parser, devices_arg, file_arg, games_arg, seed_arg
+from c4jax.cli.args import (
+    OutputError, UsageError, add_net_arg, command_parser, devices_arg, file_arg, games_arg, seed_arg,
+)
 from c4jax.cli.terminal import Interrupted, print_line, print_table
-from c4jax.cli.from_args import check_devices, check_writable, make_game
+from c4jax.cli.from_args import check_devices, check_writable, make_game, network_options
 
 ARENA_EPILOG = """\
 players: random, heuristic (win, else block, else random), mcts:N (N simulations
-  per move, subtree reuse), flatmc:N (N rollouts per move), perfect (tic-tac-toe)
+  per move, subtree reuse), flatmc:N (N rollouts per move), perfect (tic-tac-toe),
+  net:N (N simulations per move with the network of --net DIR)
 
 examples:
   c4jax arena mcts:400 random --games 20
   c4jax arena mcts:1000 flatmc:200 --games 100 --batch-size 20 --out games.jsonl
   c4jax arena perfect mcts:200 --game tictactoe --games 50
+  c4jax arena net:200 mcts:200 --net c4-net --games 200
 """
 
 
@@ -41,6 +45,7 @@ def add_parser(sub, game, search_parent, common) -> None:
         "--devices", type=devices_arg, default=None, metavar="K",
         help=f"local devices to shard the games over, {devices_arg.limits} and at most this process's (default: all)",
     )
+    add_net_arg(p.add_argument_group("network"), what="net:N searches with")
     p.set_defaults(func=run)
 
 
@@ -53,10 +58,13 @@ def run(args, con, t_start: float) -> int:
     from c4jax.tools.players import parse_player
 
     game = make_game(args)  # --games and --batch-size: their types' ranges
+    if args.net is not None and "net:" not in (args.player_a + args.player_b):
+        raise UsageError("--net is the network of a net:N player: name one (e.g. net:200)")
+    network = network_options(args, game)
     players = []
     for spec in (args.player_a, args.player_b):
         try:
-            players.append(parse_player(spec))
+            players.append(parse_player(spec, network=network))
         except ValueError as e:
             raise UsageError(str(e)) from None
         if spec.strip().lower() == "perfect" and not hasattr(game, "perfect_action_values"):

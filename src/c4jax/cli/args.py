@@ -159,9 +159,10 @@ def game_parent() -> argparse.ArgumentParser:
     return p
 
 
-def search_parent(default_sims: int, think: bool = True) -> argparse.ArgumentParser:
+def search_parent(default_sims: int, think: bool = True, net: bool = False) -> argparse.ArgumentParser:
     """The search's options; ``think=False``: ``--think`` is refused by the
-    command (parsed, so that it can say so) and left out of its help."""
+    command (parsed, so that it can say so) and left out of its help;
+    ``net``: with ``--net DIR``."""
     p = argparse.ArgumentParser(add_help=False)
     g = p.add_argument_group("search")
     budget = g.add_mutually_exclusive_group()
@@ -183,7 +184,16 @@ def search_parent(default_sims: int, think: bool = True) -> argparse.ArgumentPar
         help="plain mean backups: no proofs of wins, draws and losses in the tree "
         "(the 'proven' column stays empty)",
     )
+    if net:
+        add_net_arg(g)
     return p
+
+
+def add_net_arg(group, what: str = "the AI searches with") -> None:
+    """``--net DIR``: a trained network (c4jax train)."""
+    group.add_argument("--net", metavar="DIR", type=folder_arg, default=None,
+                       help=f"{what} the network trained in DIR by 'c4jax train' (its value and prior replace "
+                       "the rollouts and the heuristic prior; needs c4jax[train])")
 
 
 def search_options(args) -> dict:

@@ -58,6 +58,23 @@ def make_game(args):
         raise UsageError(f"bad board size: {e}") from None
 
 
+def network_options(args, game) -> dict:
+    """``dict(value_fn=..., prior_fn=..., params=...)`` of ``--net DIR`` for
+    ``game`` (:func:`c4jax.training.load`), ``{}`` without it; UsageError for
+    a missing extra, no checkpoint, a partial one or one of another board."""
+    if getattr(args, "net", None) is None:
+        return {}
+    from c4jax.training import require_extra
+
+    try:
+        require_extra()
+        from c4jax.training.loop import load
+
+        return load(os.path.expanduser(args.net), game).search_options()
+    except (ImportError, ValueError) as e:
+        raise UsageError(f"--net: {e}") from None
+
+
 def separated_moves(game) -> bool:
     """Whether MOVES of ``game`` are numbers separated by commas or spaces
     (more than 9 actions), rather than one digit per move."""
@@ -100,7 +117,7 @@ def check_memory_of(args) -> None:
     records, an arena batch's trees of both players.  A time budget
     (``--think``) keeps its tree small; other bad arguments are left to the
     command, which names them."""
-    if args.command not in ("play", "analyze", "selfplay", "arena") or getattr(args, "think", None):
+    if args.command not in ("play", "analyze", "selfplay", "arena", "train") or getattr(args, "think", None):
         return
     if args.command == "selfplay" and args.merge:
         return
@@ -121,15 +138,24 @@ def check_memory_of(args) -> None:
             rows = min(args.batch_size or 1024, args.games)
             nodes = mcts_player(args.simulations).tree_nodes
             check_batch_fits(*(batch if args.batch_size else sims), game, rows, nodes)
+        elif args.command == "train":  # its self-play batches (the defaults are small)
+            if args.simulations is not None:
+                rows = min(1024, args.games or 128)
+                check_batch_fits(*sims, game, rows, mcts_player(args.simulations).tree_nodes)
         else:
             try:
-                nodes = sum(parse_player(spec).tree_nodes for spec in (args.player_a, args.player_b))
+                nodes = sum(parse_player(_as_mcts(spec)).tree_nodes for spec in (args.player_a, args.player_b))
             except ValueError:
                 return  # the arena names the bad player
             rows = min(args.batch_size or args.games, args.games)
             check_trees_fit(*(batch if args.batch_size else ("--games", args.games)), game, rows, nodes)
     except ValueError as e:
         raise UsageError(str(e)) from None
+
+
+def _as_mcts(spec: str) -> str:
+    """``net:N`` as ``mcts:N`` (the same tree), other players as they are."""
+    return "mcts:" + spec[4:] if spec.startswith("net:") else spec
 
 
 def _read_only(folder: pathlib.Path) -> bool:

@@ -19,7 +19,7 @@ import time
 
 from c4jax.cli.args import command_parser, search_options, seed_arg
 from c4jax.cli.terminal import COMPILING, Clock, hard_exit, print_board, print_line, print_table, status
-from c4jax.cli.from_args import make_game
+from c4jax.cli.from_args import make_game, network_options
 
 PLAY_EPILOG = """\
 examples:
@@ -40,7 +40,7 @@ when the game is over: undo, new (another game) or quit
 
 def add_parser(sub, game, search_parent, common) -> None:
     """Adds the ``play`` command to the subparsers ``sub``."""
-    p = command_parser(sub, "play", [game, search_parent(1000), common], PLAY_EPILOG,
+    p = command_parser(sub, "play", [game, search_parent(1000, net=True), common], PLAY_EPILOG,
                        help="play against the MCTS AI in the terminal",
                        description="Play Connect 4 or tic-tac-toe against MCTS in the terminal.")
     p.add_argument(
@@ -94,7 +94,8 @@ class _AI:
 
         def search(key, ply, salt, env, tree):
             # split(k, 1): the key that one key k gives the game of a batch of one.
-            return self.player.search(jax.random.split(search_key(key, ply, salt), 1), one(env), tree)[0]
+            keys = jax.random.split(search_key(key, ply, salt), 1)
+            return self.player.search(keys, one(env), tree, *self.player.weights())[0]
 
         def think_search(key, ply, salt, env, tree, seconds=think):
             out, self.n = run_mcts_anytime(
@@ -391,6 +392,7 @@ def run(args, con, t_start: float) -> int:
     from c4jax.present.analysis import fmt_q, move_label, search_table, shown_q
 
     game = make_game(args)
+    network = network_options(args, game)
     seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(3), "little")
     human = 0 if args.first == "human" else 1
     state = _Game(game, human)
@@ -399,7 +401,8 @@ def run(args, con, t_start: float) -> int:
     side = f"You are [bold]{'XO'[human]}[/bold] and move {'first' if human == 0 else 'second'}."
     print_line(con, f"[bold]c4jax play[/bold]: {game_name(game)}. {side}")
     per_move = f"{args.think:g} s of thinking" if args.think else f"{args.simulations:,} simulations"
-    print_line(con, f"The AI is MCTS, {per_move} per move (seed {seed}).")
+    with_net = f" with the network of {args.net}" if network else ""
+    print_line(con, f"The AI is MCTS{with_net}, {per_move} per move (seed {seed}).", markup=not network)
     print_line(
         con,
         f"Type a {label} 1-{n_actions}, or [bold]hint[/bold], [bold]undo[/bold], [bold]board[/bold], "
@@ -423,7 +426,7 @@ def run(args, con, t_start: float) -> int:
 
     try:
         with status("starting the AI..."):
-            ai = _AI(game, args.simulations, seed, search_options(args), think=args.think)
+            ai = _AI(game, args.simulations, seed, {**search_options(args), **network}, think=args.think)
             ai.reset(state.env)
         if human == 0:
             ai.warm_up(state.env)

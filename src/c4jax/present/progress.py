@@ -10,14 +10,19 @@ __all__ = ["progress_bar"]
 
 @contextlib.contextmanager
 def progress_bar(description: str, total: int, shown: bool = True) -> Iterator[Callable[[int], None]]:
-    """A context giving ``update(finished)``: a rich progress bar of ``total``
-    steps (description, bar, ``finished/total``, time elapsed) while
-    ``shown``, else an ``update`` that does nothing."""
+    """A context giving ``update(finished, description=None)``: a rich
+    progress bar of ``total`` steps (description, bar, ``finished/total``,
+    time elapsed; ``description`` replaces the text) while ``shown``, else
+    an ``update`` that does nothing."""
     if not shown:
-        yield lambda finished: None
+        yield lambda finished, description=None: None
         return
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn()) as bar:
         task = bar.add_task(description, total=total)
-        yield lambda finished: bar.update(task, completed=finished)
+
+        def update(finished: int, description: str | None = None) -> None:
+            bar.update(task, completed=finished, **({} if description is None else {"description": description}))
+
+        yield update

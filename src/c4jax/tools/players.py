@@ -49,7 +49,7 @@ __all__ = [
     "PLAYER_KINDS",
 ]
 
-PLAYER_KINDS = ("random", "heuristic", "perfect", "mcts:N", "flatmc:N")  # parse_player's spellings
+PLAYER_KINDS = ("random", "heuristic", "perfect", "mcts:N", "flatmc:N", "net:N")  # parse_player's spellings
 
 
 def _no_state(envs: Env) -> Any:
@@ -269,24 +269,28 @@ def _act_of(search: Callable) -> Callable:
 
 def _spelled(spec: str) -> bool:
     """Whether ``spec`` is one of :func:`parse_player`'s spellings (any N)."""
-    return spec in ("random", "heuristic", "perfect") or bool(_MCTS.fullmatch(spec) or _FLAT.fullmatch(spec))
+    return spec in ("random", "heuristic", "perfect") or bool(
+        _MCTS.fullmatch(spec) or _FLAT.fullmatch(spec) or _NET.fullmatch(spec))
 
 
 # ASCII digits only (\d would take any Unicode digit), at most 40 of them.
 _MCTS = re.compile(r"mcts:([0-9]{1,40})")  # fullmatch: '$' would let a trailing newline through
 _FLAT = re.compile(r"flatmc:([0-9]{1,40})")
+_NET = re.compile(r"net:([0-9]{1,40})")
 MAX_SIMULATIONS = 1_000_000  # mcts:N (a tree of 2 N + 2 nodes per game)
 MAX_ROLLOUTS = 100_000  # flatmc:N (N rollouts of every legal move, batched)
 
 
-def parse_player(spec: str, **mcts_options: Any) -> Player:
+def parse_player(spec: str, network: dict | None = None, **mcts_options: Any) -> Player:
     """A player from its command-line spelling: ``random``, ``heuristic``,
     ``perfect`` (tic-tac-toe), ``mcts:N`` (N simulations per move, with
-    ``mcts_options``), ``flatmc:N`` (N rollouts per move), exactly so: lower
-    case, no spaces, N in ASCII digits.
+    ``mcts_options``), ``flatmc:N`` (N rollouts per move), ``net:N`` (N
+    simulations per move with ``network``: ``dict(value_fn=..., prior_fn=...,
+    params=...)``, e.g. ``c4jax.training.load(DIR).search_options()``),
+    exactly so: lower case, no spaces, N in ASCII digits.
 
     Raises:
-      ValueError: naming the allowed spellings.
+      ValueError: naming the allowed spellings, or ``net:N`` without a network.
     """
     if not isinstance(spec, str):
         raise ValueError(
@@ -303,11 +307,15 @@ def parse_player(spec: str, **mcts_options: Any) -> Player:
         return heuristic_player()
     if spec == "perfect":
         return perfect_player()
-    m = _MCTS.fullmatch(spec) or _FLAT.fullmatch(spec)
+    m = _MCTS.fullmatch(spec) or _FLAT.fullmatch(spec) or _NET.fullmatch(spec)
     if m:
-        n, top = int(m.group(1)), (MAX_SIMULATIONS if spec.startswith("mcts") else MAX_ROLLOUTS)
+        n, top = int(m.group(1)), (MAX_ROLLOUTS if spec.startswith("flatmc") else MAX_SIMULATIONS)
         if not 1 <= n <= top:
             raise ValueError(f"player {spec[:40]!r}: N must be in 1..{top:,} (players: {', '.join(PLAYER_KINDS)})")
+        if spec.startswith("net"):
+            if not network:
+                raise ValueError(f"player {spec!r} searches with a trained network: give one (--net DIR)")
+            return mcts_player(n, name=spec, **{**mcts_options, **network})
         return mcts_player(n, **mcts_options) if spec.startswith("mcts") else flat_mc_player(n)
     raise ValueError(
         f"unknown player {spec!r}; use one of: {', '.join(PLAYER_KINDS)} "
