@@ -136,6 +136,8 @@ def evaluate(trained, game, args, recs, envs, baseline, last: bool) -> dict:
         net = c4jax.mcts_player(64, name="net:64", **options)
         ev["vs_perfect"] = arena_row(net, c4jax.perfect_player(), args.games, game.env_reset())
         ev["vs_mcts"] = arena_row(net, c4jax.mcts_player(64), args.games, game.env_reset())
+        ev["prior_vs_perfect"] = arena_row(prior_player(trained), c4jax.perfect_player(), args.games,
+                                           game.env_reset())
         return ev
     for n in args.sims:
         ev[f"vs_mcts_{n}"] = arena_row(c4jax.mcts_player(n, name=f"net:{n}", **options), c4jax.mcts_player(n),
@@ -161,11 +163,13 @@ def ci(c) -> str:
 
 def table(points: list[dict], game) -> str:
     if game.name == "tictactoe":
-        head = "| minutes | iteration | net:64 vs perfect W/D/L | net:64 vs mcts:64 score |\n|---:|---:|---|---|\n"
+        head = ("| minutes | iteration | net:64 vs perfect W/D/L | net:64 vs mcts:64 score | "
+                "prior alone vs perfect W/D/L |\n|---:|---:|---|---|---|\n")
         return head + "".join(
             f"| {p['minutes']:.1f} | {p['eval']['iteration']} | "
             f"{'/'.join(map(str, p['eval']['vs_perfect']['wdl']))} | "
-            f"{pct(p['eval']['vs_mcts']['score'])} {ci(p['eval']['vs_mcts']['score_ci'])} |\n" for p in points)
+            f"{pct(p['eval']['vs_mcts']['score'])} {ci(p['eval']['vs_mcts']['score_ci'])} | "
+            f"{'/'.join(map(str, p['eval']['prior_vs_perfect']['wdl']))} |\n" for p in points)
     sims = [k for k in points[0]["eval"] if k.startswith("vs_mcts_")]
     cols = [f"net:{k[8:]} vs mcts:{k[8:]}" for k in sims] + ["prior vs mcts:200"]
     with_pos = "prior_optimal" in points[0]["eval"]
@@ -256,7 +260,7 @@ def plot(points: list[dict], game, path: str) -> None:
 
     fig, ax = plt.subplots(figsize=(7, 4), constrained_layout=True)
     minutes = [p["minutes"] for p in points]
-    keys = (["vs_perfect", "vs_mcts"] if game.name == "tictactoe"
+    keys = (["vs_perfect", "vs_mcts", "prior_vs_perfect"] if game.name == "tictactoe"
             else [k for k in points[0]["eval"] if k.startswith("vs_mcts_") or k == "prior_vs_mcts_200"])
     for k in keys:
         ax.plot(minutes, [p["eval"][k]["score"] for p in points], marker="o", label=k.replace("_", " "))

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import itertools
 import re
 
 import chex
@@ -75,14 +76,23 @@ def _descent_loops(loops):
     return [w for w in loops if re.search(r"/(vmap\()?descent\)?/", w.text)]
 
 
+# (batch, selection, solver, reused): every pair of two factors' values in
+# some case (a pairwise covering of the 20 combinations; Gumbel refuses
+# reused trees), each case one compiled program that the tests share.
 CASES = [
-    (batch, selection, solver, reused)
-    for batch in (1, 8)
-    for selection in ("puct", "uct", "gumbel")
-    for solver in (True, False)
-    for reused in (False, True)
-    if not (selection == "gumbel" and reused)  # Gumbel refuses reused trees
+    (1, "puct", True, False), (8, "puct", True, True), (8, "puct", False, False),
+    (1, "uct", False, True), (8, "uct", True, False),
+    (1, "gumbel", False, False), (8, "gumbel", True, False),
 ]
+
+
+def test_the_cases_cover_every_pair_of_values():
+    every = [(b, s, v, r) for b in (1, 8) for s in ("puct", "uct", "gumbel") for v in (True, False)
+             for r in (False, True) if not (s == "gumbel" and r)]
+    for i, j in itertools.combinations(range(4), 2):
+        assert {(c[i], c[j]) for c in every} == {(c[i], c[j]) for c in CASES}, (i, j)
+
+
 # The quick loop's cases: the default search, fresh for one game and reused
 # for a batch.
 QUICK = {(1, "puct", True, False), (8, "puct", True, True)}

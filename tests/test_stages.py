@@ -62,9 +62,11 @@ def cache_folder(tmp_path):
         c4jax.clear_compiled()
 
 
-# Every option on the plain programs; the kept ones (the same stages, traced
-# into jax.export) with the defaults.
-CASES = ([(False, "tictactoe", {})] + [(False, "connect4", options) for options in OPTIONS[:5]]
+# Every option of OPTIONS[:5] on the plain programs, two sets of them
+# joined in one search each; the kept ones (the same stages, traced into
+# jax.export) with the defaults.
+JOINED = [{}, {**OPTIONS[1], **OPTIONS[4]}, {**OPTIONS[2], **OPTIONS[3]}]
+CASES = ([(False, "tictactoe", {})] + [(False, "connect4", options) for options in JOINED]
          + [(True, game, {}) for game in ("tictactoe", "connect4")])
 
 

@@ -201,3 +201,12 @@ def test_a_new_network_is_near_uniform_and_sized_by_its_board():
         logits, value = net(planes(game.env_reset()))
         assert logits.shape == (game.num_actions,)
         assert float(np.ptp(np.asarray(logits))) < 1.0 and abs(float(value)) < 0.5
+
+
+def test_the_convolution_as_a_matrix_product_is_equinoxs_convolution():
+    from c4jax.training.network import conv
+
+    net = make_net(jax.random.key(1), connect4.make(rows=5, cols=8), NetConfig(channels=6, blocks=1))
+    x = jax.random.normal(jax.random.key(2), (6, 5, 8))
+    for layer in (net.blocks[0][0], net.policy_conv):
+        np.testing.assert_allclose(np.asarray(conv(layer, x)), np.asarray(layer(x)), rtol=1e-5, atol=1e-5)

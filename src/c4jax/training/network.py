@@ -75,6 +75,21 @@ def planes(env) -> jax.Array:
     return jnp.stack([own, other], axis=-3).astype(jnp.float32)
 
 
+def conv(layer: eqx.nn.Conv2d, x: jax.Array) -> jax.Array:
+    """``layer(x)`` (a 'same' convolution of stride 1, ``x`` ``[C, H, W]``)
+    as one matrix product over the ``k x k`` shifted copies of ``x``: the
+    same values, and on the CPU several times faster than XLA's
+    convolution inside the search's loop at one game per core."""
+    w = layer.weight  # [out, in, k, k]
+    k = w.shape[-1]
+    pad = k // 2
+    c, h, wd = x.shape
+    padded = jnp.pad(x, ((0, 0), (pad, pad), (pad, pad)))
+    shifted = jnp.stack([padded[:, i:i + h, j:j + wd] for i in range(k) for j in range(k)], axis=1)
+    out = w.reshape(w.shape[0], c * k * k) @ shifted.reshape(c * k * k, h * wd)
+    return out.reshape(w.shape[0], h, wd) + layer.bias
+
+
 class Net(eqx.Module):
     """The two-headed network of one board shape (:func:`make_net`).
     ``net(x)``: ``x`` ``float32[2, H, W]`` -> ``(logits float32[A], value
@@ -89,12 +104,12 @@ class Net(eqx.Module):
     value_out: eqx.nn.Linear
 
     def __call__(self, x: jax.Array) -> tuple[jax.Array, jax.Array]:
-        h = jax.nn.relu(self.stem(x))
+        h = jax.nn.relu(conv(self.stem, x))
         for first, second in self.blocks:
-            h = jax.nn.relu(h + second(jax.nn.relu(first(h))))
-        p = jax.nn.relu(self.policy_conv(h))
+            h = jax.nn.relu(h + conv(second, jax.nn.relu(conv(first, h))))
+        p = jax.nn.relu(conv(self.policy_conv, h))
         logits = self.policy_out(p.reshape(-1))
-        v = jax.nn.relu(self.value_conv(h))
+        v = jax.nn.relu(conv(self.value_conv, h))
         v = jax.nn.relu(self.value_hidden(v.reshape(-1)))
         value = jnp.tanh(self.value_out(v)[0])
         return logits, value
