@@ -14,9 +14,10 @@ One iteration:
    (:class:`~c4jax.training.replay.ReplayBuffer`; sampled batches mirrored).
 3. **Training**: ``steps`` optax steps on the candidate network: policy
    cross-entropy to the visit distribution plus the value's squared error
-   to the result (AdamW).
+   to the result (AdamW), each batch split over the devices the search
+   uses (data parallel: the weights whole on each, the gradients summed).
 4. **Gate**: the candidate searching ``gate_simulations`` against the best
-   player at the same simulations, ``gate_games`` games in the arena, both
+   player at the same simulations, both with the root noise, ``gate_games`` games in the arena, both
    colours; a score of at least ``gate_threshold`` makes it the best.
 5. **Checkpoint**: the whole state, written whole
    (:mod:`c4jax.training.checkpoint`); a killed run resumes at the next
@@ -39,9 +40,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import optax
+from jax.sharding import NamedSharding, PartitionSpec
 
 from c4jax.games import registry
 from c4jax.present.progress import progress_bar
+from c4jax.runtime.compiled import GAMES, game_mesh
 from c4jax.tools.matches import arena
 from c4jax.tools.players import mcts_player
 from c4jax.tools.self_play import selfplay
@@ -177,6 +180,16 @@ def _update_program(config: TrainConfig):
     return jax.jit(update)
 
 
+def _placement(batch_size: int):
+    """``(positions, whole)``: the shardings of a training batch (split
+    over the devices the search uses, data parallel, where they divide it)
+    and of the weights (whole on each)."""
+    mesh = game_mesh()
+    if batch_size % mesh.size:
+        mesh = game_mesh(1)
+    return NamedSharding(mesh, GAMES), NamedSharding(mesh, PartitionSpec())
+
+
 def _game_meta(game) -> dict[str, Any]:
     name, params = registry.spec(game)
     return {"game": name, "game_params": dict(params)}
@@ -241,10 +254,15 @@ class RunState:
         return state
 
 
-def _player(simulations: int, net=None, name: str | None = None):
+def _gate_player(config: TrainConfig, net=None, name: str | None = None):
+    """A side of the gate: ``gate_simulations`` with ``net`` (``None``: the
+    rollouts), with the self-play's root noise, so that the games of two
+    networks differ (a network's search is otherwise deterministic)."""
+    noise = dict(dirichlet_fraction=config.dirichlet_fraction, dirichlet_alpha=config.dirichlet_alpha)
     if net is None:
-        return mcts_player(simulations)
-    return mcts_player(simulations, value_fn=value_fn, prior_fn=prior_fn, params=net, name=name)
+        return mcts_player(config.gate_simulations, name=name, **noise)
+    return mcts_player(config.gate_simulations, value_fn=value_fn, prior_fn=prior_fn, params=net, name=name,
+                       **noise)
 
 
 def _iteration(state: RunState, status: Callable[[str], None]) -> dict[str, Any]:
@@ -266,9 +284,12 @@ def _iteration(state: RunState, status: Callable[[str], None]) -> dict[str, Any]
 
     status(f"training: {config.steps:,} steps of {config.batch_size:,} positions")
     update = _update_program(config)
+    positions, whole = _placement(config.batch_size)
+    state.net, state.opt_state = jax.device_put((state.net, state.opt_state), whole)
     losses = []
     for step in range(config.steps):
         batch = state.buffer.sample(jax.random.fold_in(k_train, step), config.batch_size)
+        batch = jax.device_put(batch, positions)
         state.net, state.opt_state, pl, vl = update(state.net, state.opt_state, *batch)
         losses.append((pl, vl))
     losses = np.asarray(jax.device_get(losses), np.float64)
@@ -276,8 +297,8 @@ def _iteration(state: RunState, status: Callable[[str], None]) -> dict[str, Any]
 
     opponent = "rollouts" if state.best is None else f"net@{state.best_iteration}"
     status(f"gate: {config.gate_games:,} games against the best player ({opponent})")
-    result = arena(k_gate, _player(config.gate_simulations, state.net, name="candidate"),
-                   _player(config.gate_simulations, state.best, name="best"), config.gate_games, game.env_reset())
+    result = arena(k_gate, _gate_player(config, state.net, name="candidate"),
+                   _gate_player(config, state.best, name="best"), config.gate_games, game.env_reset())
     accepted = result.score >= config.gate_threshold
     if accepted:
         state.best, state.best_iteration = state.net, state.iteration + 1
