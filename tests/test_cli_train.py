@@ -49,6 +49,17 @@ def test_train_again_resumes_and_refuses_other_settings(run_dir, monkeypatch, ca
     assert (run_dir / CHECKPOINT).read_bytes() == before
 
 
+def test_overwrite_starts_afresh(tmp_path, monkeypatch, capsys):
+    folder = tmp_path / "net"
+    folder.mkdir()
+    (folder / "notes.txt").write_text("mine")
+    (folder / CHECKPOINT).write_bytes(b"not a checkpoint")
+    code, out, err = _main(monkeypatch, capsys, TRAIN + ["--out", folder, "--overwrite"])
+    assert code == 0, err
+    assert sorted(os.listdir(folder)) == [CHECKPOINT, "curve.json", "curve.png", "notes.txt"]
+    assert "\n1 iteration, " in "\n" + out and "iteration 1: checkpoint written" in out and "Wrote" in out, out
+
+
 def test_the_network_plays_in_the_arena_and_analyzes(run_dir, monkeypatch, capsys):
     code, out, err = _main(monkeypatch, capsys, ["arena", "net:8", "mcts:8", "--net", run_dir, "--game",
                                                  "tictactoe", "--games", "2"])

@@ -210,3 +210,14 @@ def test_the_convolution_as_a_matrix_product_is_equinoxs_convolution():
     x = jax.random.normal(jax.random.key(2), (6, 5, 8))
     for layer in (net.blocks[0][0], net.policy_conv):
         np.testing.assert_allclose(np.asarray(conv(layer, x)), np.asarray(layer(x)), rtol=1e-5, atol=1e-5)
+
+
+def test_a_connect4_board_of_another_size_trains_with_its_own_network(tmp_path):
+    game = connect4.make(rows=5, cols=4, connect=3)
+    result = train(tmp_path / "run", game, iterations=1, config=TINY, seed=1)
+    assert result.iteration == 1 and result.curve[0]["positions"] >= 8 * 5  # connect 3 takes 5 plies or more
+    net = load(tmp_path / "run", game)
+    logits, value = net.params(planes(game.env_reset()))
+    assert logits.shape == (4,) and net.params.policy_out.weight.shape == (4, 2 * 5 * 4)
+    with pytest.raises(ValueError, match="not of connect4"):
+        load(tmp_path / "run", connect4.make())

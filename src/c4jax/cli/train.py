@@ -105,7 +105,8 @@ def run(args, con, t_start: float) -> int:
             else f"the network of iteration {result.best.iteration:,}")
     if result.curve:
         e = result.curve[-1]
-        print_line(con, f"{result.iteration:,} iterations, {e['minutes']:,.1f} training minutes; last gate score "
+        its = f"{result.iteration:,} iteration{'s' if result.iteration != 1 else ''}"
+        print_line(con, f"{its}, {e['minutes']:,.1f} training minutes; last gate score "
                    f"{e['gate_score']:.2f} against {e['gate_opponent']}; best player: {best}", markup=False)
     print_line(con, f"Wrote {os.path.join(args.out, CHECKPOINT)}, curve.json and curve.png", markup=False)
     return 0

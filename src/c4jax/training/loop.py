@@ -392,9 +392,9 @@ def train(
 
     total = iterations if iterations is not None else None
     with progress_bar(f"training {state.game.name}", total or max(1, round(minutes * 60)), shown=progress) as bar:
-        def status(text: str) -> None:
+        def status(text: str, iteration: int | None = None) -> None:
             bar(state.iteration if total else min(round(state.seconds), round(minutes * 60)),
-                description=f"iteration {state.iteration + 1}: {text}")
+                description=f"iteration {state.iteration + 1 if iteration is None else iteration}: {text}")
 
         while not done():
             t0 = time.perf_counter()
@@ -404,9 +404,10 @@ def train(
             entry["minutes"] = state.seconds / 60.0
             state.curve.append(entry)
             state.save(folder)
-            status("checkpoint written")
+            status("checkpoint written", state.iteration)
             if on_iteration is not None:
                 on_iteration(entry)
+        bar(state.iteration if total else round(minutes * 60))  # full: the run reached its end
     _write_curve(folder, state.curve)
     return _result(folder, state)
 
