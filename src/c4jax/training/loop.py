@@ -49,7 +49,7 @@ from c4jax.tools.matches import arena
 from c4jax.tools.players import mcts_player
 from c4jax.tools.self_play import selfplay
 from c4jax.training import checkpoint
-from c4jax.training.network import NetConfig, make_net, parameter_count, prior_fn, value_fn
+from c4jax.training.network import NetConfig, make_net, prior_fn, value_fn
 from c4jax.training.replay import ReplayBuffer, examples_from_records
 from c4jax.validation import check_int, check_number
 
@@ -447,9 +447,3 @@ def load(folder: str, game=None, *, which: str = "best") -> Trained:
     if which == "best" and state.best is not None:
         return Trained(state.game, state.best, state.best_iteration)
     return Trained(state.game, state.net, state.iteration)
-
-
-def parameters(trained: Trained) -> int:
-    """The number of weights of ``trained``'s network."""
-    return parameter_count(trained.params)
-

@@ -20,7 +20,6 @@ cells).
 from __future__ import annotations
 
 import dataclasses
-import math
 
 import equinox as eqx
 import jax
@@ -154,8 +153,3 @@ def prior_fn(params: Net, env) -> jax.Array:
     """The search's ``prior_fn``: the network's policy logits of one game,
     ``float32[A]``."""
     return params(planes(env))[0]
-
-
-def parameter_count(net: Net) -> int:
-    """The number of weights of ``net``."""
-    return int(sum(math.prod(x.shape) for x in jax.tree.leaves(net)))

@@ -23,7 +23,7 @@ __all__ = ["examples_from_records", "ReplayBuffer"]
 
 
 @functools.lru_cache(maxsize=8)
-def _replay_program(game, num_games: int):
+def _replay_program(game):
     """Jitted ``(moves int32[G, P]) -> (planes uint8[G, P, 2, H, W])``: the
     position before every ply of ``G`` games (``-1`` moves once over)."""
 
@@ -52,7 +52,7 @@ def examples_from_records(records, game) -> tuple[np.ndarray, np.ndarray, np.nda
         if r.start_ply or r.visits is None:
             raise ValueError("training examples come from self-play records of the empty board, with visits")
         moves[i, :len(r.moves)] = r.moves
-    x = np.asarray(_replay_program(game, len(records))(jnp.asarray(moves)))
+    x = np.asarray(_replay_program(game)(jnp.asarray(moves)))
     xs, policies, values = [], [], []
     for i, r in enumerate(records):
         n = len(r.moves)
