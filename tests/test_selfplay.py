@@ -357,7 +357,6 @@ def test_one_process_failing_its_checks_stops_every_process(tmp_path_factory):
     bad = f"{out}.part-1-of-2"
     with open(bad, "w") as f:
         f.write("my notes\n")
-    t0 = time.monotonic()
     codes, outs = _two_processes([["--games", "4", "--resume"]] * 2, out, _env(tmp_path_factory))
     assert codes == [2, 2], outs
     errors = [o[1].strip().splitlines() for o in outs]
@@ -367,8 +366,8 @@ def test_one_process_failing_its_checks_stops_every_process(tmp_path_factory):
     ], outs
     assert len(errors[1]) == 1 and f"process 1 of 2: cannot resume from {bad!r}" in errors[1][0], outs
     assert "joining the run at localhost:" in outs[0][0]
+    # Process 0 played nothing (no part file): it stopped at the agreement.
     assert not os.path.exists(f"{out}.part-0-of-2") and open(bad).read() == "my notes\n"
-    assert time.monotonic() - t0 < 120
 
 
 @pytest.mark.slow
