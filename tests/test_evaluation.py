@@ -204,3 +204,45 @@ def test_root_and_recurrent_functions_take_the_same_callables():
 def test_bad_callables_are_value_errors(kwargs, match):
     with pytest.raises(ValueError, match=match):
         c4jax.run_mcts(jax.random.key(0), ttt.env_reset(), 8, **kwargs)
+
+
+def _net(params, env):
+    """A one-layer network over tic-tac-toe's 18 stone bits: 9 logits and a value."""
+    bits = (env.stones[:, None] >> jnp.arange(9, dtype=env.stones.dtype)) & 1
+    out = jnp.tanh(bits.reshape(-1).astype(jnp.float32) @ params)
+    return out[:9], out[9]
+
+
+def _net_value(params, key, env):
+    return _net(params, env)[1]
+
+
+def _net_prior(params, env):
+    return _net(params, env)[0]
+
+
+def test_a_value_and_prior_of_one_forward_pass_are_evaluated_once():
+    """The search gives ``prior_fn`` the leaf that ``value_fn`` values, so
+    that XLA computes a network's shared forward pass once per simulation:
+    adding a ``prior_fn`` of the same network adds no matrix product."""
+    params = jax.random.normal(jax.random.key(0), (18, 10))
+    envs = jax.tree.map(lambda x: jnp.stack([x] * 4), ttt.from_moves("5"))
+    keys = jax.random.split(jax.random.key(1), 4)
+
+    def dots(**fns):
+        search = jax.jit(lambda p, k, e: c4jax.run_mcts(k, e, 16, params=p, **fns))
+        return search.lower(params, keys, envs).compile().as_text().count(" dot(")
+
+    value_only = dots(value_fn=_net_value)
+    assert value_only >= 1
+    assert dots(value_fn=_net_value, prior_fn=_net_prior) == value_only
+    # Every node's prior is the network's prior of that node's position.
+    out = c4jax.run_mcts(keys[0], ttt.from_moves("5"), 16, params=params, value_fn=_net_value, prior_fn=_net_prior)
+    tree = jax.tree.map(lambda x: x[0], out.search_tree)  # a one-game search's tree is a batch of one
+    nodes = np.flatnonzero(np.asarray(tree.node_visits) > 0)
+    assert len(nodes) == 17
+    for node in nodes:
+        env = jax.tree.map(lambda x: x[node], tree.embeddings)
+        legal = np.asarray(ttt.legal_action_mask(env))
+        np.testing.assert_array_equal(np.asarray(tree.children_prior_logits[node])[legal],
+                                      np.asarray(_net_prior(params, env))[legal])

@@ -88,7 +88,12 @@ def expand(key, tree: mctx.Tree, path: Path, next_free, opts: SearchOptions, sol
     value, value_bad = evaluate_leaf(key, leaf_env, opts) if evaluate else (jnp.float32(0), jnp.bool_(False))
     new_node = path.expand & (next_free < capacity)
     lower, upper, plies = solver.static_bounds(child_env)
-    logits, prior_bad = prior_and_flag(child_env, opts.prior, opts.prior_fn)
+    # Only a new node's prior is kept, and a new node is the leaf: a
+    # ``prior_fn`` reads the leaf, so that a network giving ``value_fn`` and
+    # ``prior_fn`` from one forward pass runs once (XLA's CSE); the built-in
+    # priors read the child, as the static bounds do (the same threats).
+    prior_env = leaf_env if opts.prior_fn is not None else child_env
+    logits, prior_bad = prior_and_flag(prior_env, opts.prior, opts.prior_fn)
     return Expansion(
         child_env=child_env,
         leaf_env=leaf_env,
