@@ -109,6 +109,21 @@ def test_bad_arguments(kwargs, match):
         c4jax.selfplay(jax.random.key(0), N, args.pop("games"), args.pop("env"), **args)
 
 
+def test_the_most_games_are_checked_without_a_list_of_their_indices():
+    """``games=100_000_000`` (the most) with a bad temperature: refused
+    before the search is built and without a list of every index."""
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        with pytest.raises(ValueError, match="temperature"):
+            c4jax.selfplay(jax.random.key(0), N, 100_000_000, ttt.env_reset(), temperature=0.0)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 50_000_000, peak  # a list of 10**8 ints holds about 3.6 GB
+
+
 def test_the_seed_is_an_unsigned_32_bit_int():
     # The seed is written into every record, as the command's --seed is: an
     # int in 0..2**32-1 (not a bool).

@@ -232,7 +232,7 @@ def selfplay(
     """
     num_simulations = check_int("num_simulations", num_simulations, 1, MAX_SIMULATIONS)
     if isinstance(games, (int, np.integer)):  # bools are refused by check_int
-        indices = list(range(check_int("games", games, 1, MAX_GAMES)))
+        indices = range(check_int("games", games, 1, MAX_GAMES))  # a range: no list of every index
     elif isinstance(games, (str, bytes)):
         raise ValueError(f"games must be an int >= 1 or a list of game indices; got {games!r}"[:120])
     else:
@@ -263,7 +263,8 @@ def selfplay(
     key = as_key(key)
     # An explicit batch size is one compiled shape for every call (a resumed
     # run's remainder compiles nothing new); by default, all games up to 1,024.
-    rows = round_up(min(batch_size, max(indices) + 1) if batch_size else min(1024, len(indices)), mesh)
+    highest = indices[-1] if isinstance(indices, range) else max(indices)
+    rows = round_up(min(batch_size, highest + 1) if batch_size else min(1024, len(indices)), mesh)
     game = env.game
     check_batch_fits(*(("batch_size", batch_size) if batch_size else ("num_simulations", num_simulations)),
                      game, rows, player.tree_nodes, stones_shape=tuple(env.stones.shape))
@@ -283,7 +284,7 @@ def selfplay(
 
     def batch_inputs(chunk):
         keys = jax.vmap(lambda g: jax.random.fold_in(key, g))(
-            jnp.asarray(chunk + [0] * (rows - len(chunk)), jnp.uint32)
+            jnp.asarray(list(chunk) + [0] * (rows - len(chunk)), jnp.uint32)
         )
         return keys, padded_games(env, np.arange(rows) < len(chunk))
 
