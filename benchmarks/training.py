@@ -5,6 +5,10 @@ The run trains in segments (``train(DIR, minutes=t)`` resumes the run in
 DIR, so the evaluations are not training time) and after each segment
 evaluates the best network (``c4jax.training.load``):
 
+``net:N`` searches N simulations with the network as ``load`` gives it: its
+prior, and on Connect 4 its value mixed with a rollout (``--rollout-weight``,
+default ``c4jax.training.CONNECT4_ROLLOUT_WEIGHT``; 0: the value alone).
+
 Connect 4 (any size):
   * ``net:N`` against the default rollout search ``mcts:N`` at equal
     simulations (``--sims``, default 200 and 800), ``--games`` games, both
@@ -24,8 +28,11 @@ Also: self-play games/s, training steps/s and where the training time goes
 
 Run:  python benchmarks/training.py --game tictactoe --minutes 5 --eval-every 1
       python benchmarks/training.py --minutes 120 --eval-every 15
+      (a finished run is evaluated again without training: the same --out
+      and --minutes, e.g. with another --rollout-weight)
       (``--quick``: a smoke run, tic-tac-toe, half a minute, 20 games.)
-Writes ``DIR/benchmark.json`` (``--out``, default ``runs/<game>``) and prints
+Writes ``DIR/benchmark.json`` (``--out``, default ``runs/<game>``;
+``benchmark-w<W>.json`` with ``--rollout-weight W``) and prints
 markdown tables (``benchmarks/README.md#training``); ``--plot`` a PNG.
 """
 
@@ -130,7 +137,7 @@ def equal_time(trained, think: float, games: int, seed: int = 7) -> dict:
 
 
 def evaluate(trained, game, args, recs, envs, baseline, last: bool) -> dict:
-    ev: dict = {"iteration": trained.iteration}
+    ev: dict = {"iteration": trained.iteration, "rollout_weight": trained.rollout_weight}
     options = trained.search_options()
     if game.name == "tictactoe":
         net = c4jax.mcts_player(64, name="net:64", **options)
@@ -175,13 +182,14 @@ def table(points: list[dict], game) -> str:
     with_pos = "prior_optimal" in points[0]["eval"]
     if with_pos:
         cols += ["optimal: prior", "optimal: net:1000", "optimal: mcts:1000"]
-    out = "| minutes | iteration | " + " | ".join(cols) + " |\n|---:|---:|" + "---|" * len(cols) + "\n"
+    out = ("| minutes | iteration | rollout weight | " + " | ".join(cols) + " |\n|---:|---:|---:|"
+           + "---|" * len(cols) + "\n")
     for p in points:
         e = p["eval"]
         cells = [f"{pct(e[k]['score'])} {ci(e[k]['score_ci'])}" for k in sims + ["prior_vs_mcts_200"]]
         if with_pos:
             cells += [pct(e[k]["share"]) for k in ("prior_optimal", "net_1000_optimal", "rollouts_1000_optimal")]
-        out += f"| {p['minutes']:.1f} | {e['iteration']} | " + " | ".join(cells) + " |\n"
+        out += f"| {p['minutes']:.1f} | {e['iteration']} | {e['rollout_weight']:g} | " + " | ".join(cells) + " |\n"
     return out
 
 
@@ -209,6 +217,8 @@ def main(argv=None) -> int:
     p.add_argument("--think", type=float, default=0.5, help="seconds per move at equal time")
     p.add_argument("--equal-time-games", type=int, default=40, help="0: no equal-time match")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--rollout-weight", type=float, default=None,
+                   help="the rollout's share in net:N's leaf values, 0..1 (default: c4jax.training.load's)")
     p.add_argument("--out", default=None, help="the run's folder (default runs/<game>); resumed if it holds one")
     p.add_argument("--plot", default=None, help="write the curves as a PNG")
     p.add_argument("--quick", action="store_true", help="smoke run: tic-tac-toe, 0.5 minutes, 20 games")
@@ -229,7 +239,7 @@ def main(argv=None) -> int:
         t0 = time.perf_counter()
         result = train(folder, game, minutes=t, seed=args.seed, progress=sys.stderr.isatty())
         wall = time.perf_counter() - t0
-        trained = load(folder, game)
+        trained = load(folder, game, rollout_weight=args.rollout_weight)
         t1 = time.perf_counter()
         ev = evaluate(trained, game, args, recs, envs, baseline, last=t >= args.minutes - 1e-9)
         point = {"minutes": result.curve[-1]["minutes"], "train_wall_seconds": wall,
@@ -237,7 +247,8 @@ def main(argv=None) -> int:
         points.append(point)
         print(f"-- {point['minutes']:.1f} training minutes, iteration {result.iteration}: "
               f"{json.dumps(ev)[:400]}", flush=True)
-        (folder / "benchmark.json").write_text(json.dumps({"game": args.game, "sizes": sizes, "points": points,
+        name = "benchmark.json" if args.rollout_weight is None else f"benchmark-w{args.rollout_weight:g}.json"
+        (folder / name).write_text(json.dumps({"game": args.game, "sizes": sizes, "points": points,
                                                            "curve": list(result.curve)}, indent=1))
     curve = list(result.curve)
     print()

@@ -19,7 +19,7 @@ from c4jax.tools.records import GameRecord  # noqa: E402
 from c4jax.training import NetConfig, TrainConfig, load, train  # noqa: E402
 from c4jax.training import loop  # noqa: E402
 from c4jax.training.checkpoint import CHECKPOINT, CheckpointError  # noqa: E402
-from c4jax.training.network import make_net, mirror_actions, planes  # noqa: E402
+from c4jax.training.network import make_net, mirror_actions, mixed_value_fn, planes, value_fn  # noqa: E402
 from c4jax.training.replay import ReplayBuffer, examples_from_records  # noqa: E402
 
 TINY = TrainConfig(simulations=8, games=8, temperature_plies=2, buffer=500, batch_size=16, steps=3,
@@ -221,3 +221,41 @@ def test_a_connect4_board_of_another_size_trains_with_its_own_network(tmp_path):
     assert logits.shape == (4,) and net.params.policy_out.weight.shape == (4, 2 * 5 * 4)
     with pytest.raises(ValueError, match="not of connect4"):
         load(tmp_path / "run", connect4.make())
+    # A Connect 4 network's leaf values mix in a rollout by default; tic-tac-toe's do not.
+    assert net.rollout_weight == loop.CONNECT4_ROLLOUT_WEIGHT == 0.7
+    assert net.search_options()["value_fn"] is mixed_value_fn(0.7) is load(tmp_path / "run").value_fn
+    assert load(tmp_path / "run", rollout_weight=0).value_fn is value_fn
+    out = c4jax.run_mcts(jax.random.key(0), game.from_moves("1122"), 32, **net.search_options())
+    assert int(out.action) == 2  # X's third stone in the bottom row wins at once
+
+
+def test_the_mixed_leaf_value_is_the_weighted_mean_of_the_network_and_a_rollout():
+    game = connect4.make()
+    net = make_net(jax.random.key(0), game, NetConfig(channels=4, blocks=1, hidden=8))
+    # Weights scaled up so that the network's value is far from 0.
+    net = jax.tree.map(lambda x: x * 3.0 if isinstance(x, jax.Array) else x, net)
+    rollout = game.threat_aware_rollout
+    values = {}
+    for moves in ("", "4453", "44444"):
+        env = connect4.from_moves(moves)
+        for seed in range(6):
+            key = jax.random.key(seed)
+            v, r = float(value_fn(net, key, env)), float(rollout(key, env))
+            values[r] = True
+            assert float(mixed_value_fn(0.0)(net, key, env)) == v
+            assert float(mixed_value_fn(1.0)(net, key, env)) == r
+            np.testing.assert_allclose(float(jax.jit(mixed_value_fn(0.7))(net, key, env)), 0.3 * v + 0.7 * r,
+                                       rtol=1e-6, atol=1e-6)
+            assert abs(v) > 0.01
+    assert set(values) <= {-1.0, 0.0, 1.0} and len(values) >= 2  # rollouts are game results, several seen
+
+
+def test_a_tictactoe_network_is_searched_alone_and_a_bad_rollout_weight_is_refused(straight_run):
+    folder, _ = straight_run
+    assert load(folder).rollout_weight == 0.0 and load(folder).value_fn is value_fn
+    assert load(folder, rollout_weight=0.25).value_fn is mixed_value_fn(0.25)
+    for bad in (-0.1, 1.5, float("nan"), "0.5", True):
+        with pytest.raises(ValueError, match="rollout_weight must be"):
+            load(folder, rollout_weight=bad)
+    with pytest.raises(ValueError, match="which must be 'best' or 'candidate'"):
+        load(folder, which="latest")

@@ -5,7 +5,8 @@ equinox and optax).
 * :func:`train`: the loop (:mod:`c4jax.training.loop`), resumable, with its
   checkpoints and learning curve;
 * :func:`load`: a run's network as the search takes it,
-  ``run_mcts(key, env, n, **load(DIR).search_options())``;
+  ``run_mcts(key, env, n, **load(DIR).search_options())``, on Connect 4 its
+  value mixed with a rollout (:func:`default_rollout_weight`);
 * :class:`TrainConfig`, :class:`NetConfig`, :func:`default_config`;
 * the network (:mod:`c4jax.training.network`) and the replay buffer
   (:mod:`c4jax.training.replay`).
@@ -13,12 +14,14 @@ equinox and optax).
 
 from __future__ import annotations
 
-__all__ = ["train", "load", "TrainConfig", "TrainResult", "Trained", "NetConfig", "default_config"]
+__all__ = ["train", "load", "TrainConfig", "TrainResult", "Trained", "NetConfig", "default_config",
+           "default_rollout_weight", "CONNECT4_ROLLOUT_WEIGHT"]
 
 _LAZY = {
     "train": "c4jax.training.loop", "load": "c4jax.training.loop", "TrainConfig": "c4jax.training.loop",
     "TrainResult": "c4jax.training.loop", "Trained": "c4jax.training.loop",
     "default_config": "c4jax.training.loop", "NetConfig": "c4jax.training.network",
+    "default_rollout_weight": "c4jax.training.loop", "CONNECT4_ROLLOUT_WEIGHT": "c4jax.training.loop",
 }
 EXTRA_MISSING = 'c4jax.training needs the [train] extra (equinox and optax): pip install "c4jax[train]"'
 

@@ -49,11 +49,12 @@ from c4jax.tools.matches import arena
 from c4jax.tools.players import mcts_player
 from c4jax.tools.self_play import selfplay
 from c4jax.training import checkpoint
-from c4jax.training.network import NetConfig, make_net, prior_fn, value_fn
+from c4jax.training.network import NetConfig, make_net, mixed_value_fn, prior_fn, value_fn
 from c4jax.training.replay import ReplayBuffer, examples_from_records
 from c4jax.validation import check_int, check_number
 
-__all__ = ["TrainConfig", "TrainResult", "train", "Trained", "load", "default_config"]
+__all__ = ["TrainConfig", "TrainResult", "train", "Trained", "load", "default_config", "default_rollout_weight",
+           "CONNECT4_ROLLOUT_WEIGHT"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -125,18 +126,41 @@ def default_config(game) -> TrainConfig:
     return TrainConfig(net=NetConfig(channels=32, blocks=1))
 
 
+# The leaf evaluation of a trained Connect 4 network in search: its value
+# mixed with a rollout, this much of the rollout (mixed_value_fn).
+CONNECT4_ROLLOUT_WEIGHT = 0.7
+
+
+def default_rollout_weight(game) -> float:
+    """How much rollout a trained network's leaf value mixes in by default
+    (:func:`~c4jax.training.network.mixed_value_fn`):
+    :data:`CONNECT4_ROLLOUT_WEIGHT` for Connect 4 of any size; ``0.0``
+    (the network alone) for tic-tac-toe, whose network alone plays
+    perfectly."""
+    return 0.0 if game.name == "tictactoe" else CONNECT4_ROLLOUT_WEIGHT
+
+
 @dataclasses.dataclass(frozen=True)
 class Trained:
     """A trained network, as the search takes it: ``run_mcts(key, env, n,
     **trained.search_options())`` (also :func:`c4jax.mcts_player` and
     :func:`c4jax.selfplay`).  ``iteration`` is the iteration it is from;
-    ``game`` the game (its board shape) it was trained for."""
+    ``game`` the game (its board shape) it was trained for;
+    ``rollout_weight`` the share of a rollout in its leaf values
+    (:func:`~c4jax.training.network.mixed_value_fn`, ``0.0``: the network's
+    value alone)."""
 
     game: Any
     params: Any
     iteration: int
-    value_fn: Callable = value_fn
+    rollout_weight: float = 0.0
     prior_fn: Callable = prior_fn
+
+    @property
+    def value_fn(self) -> Callable:
+        """``value_fn(params, key, env)``: the network's value, mixed with a
+        rollout by ``rollout_weight``."""
+        return mixed_value_fn(float(self.rollout_weight))
 
     def search_options(self) -> dict[str, Any]:
         """``dict(value_fn=..., prior_fn=..., params=...)``."""
@@ -413,9 +437,10 @@ def train(
 
 
 def _result(folder: str, state: RunState) -> TrainResult:
-    best = None if state.best is None else Trained(state.game, state.best, state.best_iteration)
+    weight = default_rollout_weight(state.game)
+    best = None if state.best is None else Trained(state.game, state.best, state.best_iteration, weight)
     return TrainResult(folder, state.iteration, tuple(state.curve), best,
-                       Trained(state.game, state.net, state.iteration))
+                       Trained(state.game, state.net, state.iteration, weight))
 
 
 def _write_curve(folder: str, curve: list[dict[str, Any]]) -> None:
@@ -429,7 +454,7 @@ def _write_curve(folder: str, curve: list[dict[str, Any]]) -> None:
         plot_training(curve, os.path.join(folder, "curve.png"))
 
 
-def load(folder: str, game=None, *, which: str = "best") -> Trained:
+def load(folder: str, game=None, *, which: str = "best", rollout_weight: float | None = None) -> Trained:
     """The network of the training run in ``folder``, for the search:
     ``run_mcts(key, env, n, **load(DIR).search_options())``.
 
@@ -438,12 +463,18 @@ def load(folder: str, game=None, *, which: str = "best") -> Trained:
       game: ``None``, or the game it must be of (refused otherwise).
       which: ``"best"``: the last network that passed the gate (the
         candidate if none did yet); ``"candidate"``: the latest trained.
+      rollout_weight: the share of a rollout in the search's leaf values, a
+        number in [0, 1] (:func:`~c4jax.training.network.mixed_value_fn`);
+        ``None``: :func:`default_rollout_weight` of the run's game.
     Raises:
-      ValueError: no checkpoint, a partial or foreign file, another game.
+      ValueError: no checkpoint, a partial or foreign file, another game, a
+        bad ``which`` or ``rollout_weight``.
     """
     if which not in ("best", "candidate"):
         raise ValueError(f"which must be 'best' or 'candidate'; got {which!r}")
+    rollout_weight = check_number("rollout_weight", rollout_weight, 0, 1, optional=True)
     state = RunState.load(os.fspath(folder), game)
+    weight = default_rollout_weight(state.game) if rollout_weight is None else rollout_weight
     if which == "best" and state.best is not None:
-        return Trained(state.game, state.best, state.best_iteration)
-    return Trained(state.game, state.net, state.iteration)
+        return Trained(state.game, state.best, state.best_iteration, weight)
+    return Trained(state.game, state.net, state.iteration, weight)

@@ -20,15 +20,19 @@ cells).
 from __future__ import annotations
 
 import dataclasses
+import functools
+from typing import Callable
 
 import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
 
+from c4jax.search.values import rollout_function
 from c4jax.validation import check_int
 
-__all__ = ["NetConfig", "Net", "make_net", "planes", "value_fn", "prior_fn", "mirror_actions", "grid_shape"]
+__all__ = ["NetConfig", "Net", "make_net", "planes", "value_fn", "mixed_value_fn", "prior_fn", "mirror_actions",
+           "grid_shape"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -147,6 +151,25 @@ def value_fn(params: Net, key: jax.Array, env) -> jax.Array:
     player to move, ``float32[]`` (``key`` unused)."""
     del key
     return params(planes(env))[1]
+
+
+@functools.lru_cache(maxsize=None)
+def mixed_value_fn(rollout_weight: float) -> Callable:
+    """The search's ``value_fn(params, key, env) -> float32[]`` that mixes
+    the network's value with one rollout of the game's default policy
+    (``threat_aware``, :func:`c4jax.search.values.rollout_function`) from
+    the same position: ``(1 - rollout_weight) * value + rollout_weight *
+    rollout``, AlphaGo's leaf evaluation with ``lambda = rollout_weight``
+    (Silver et al. 2016).  ``0.0`` is :func:`value_fn` itself; one function
+    object per weight, so a search compiles once per weight."""
+    if rollout_weight == 0.0:
+        return value_fn
+
+    def mixed(params: Net, key: jax.Array, env) -> jax.Array:
+        rollout = rollout_function(env.game, "threat_aware")(key, env)
+        return (1.0 - rollout_weight) * value_fn(params, key, env) + rollout_weight * rollout
+
+    return mixed
 
 
 def prior_fn(params: Net, env) -> jax.Array:
