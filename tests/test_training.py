@@ -146,6 +146,12 @@ def test_a_trained_network_searches_through_run_mcts_players_and_selfplay(straig
     assert result.num_games == 2
     played = c4jax.selfplay(jax.random.key(0), 8, 2, tictactoe.env_reset(), **net.search_options())
     assert played.num_games == 2
+    # A tic-tac-toe network is searched with its value alone unless told.
+    assert net.rollout_weight == 0.0 and net.value_fn is value_fn
+    mixed = load(folder, rollout_weight=0.25)
+    assert mixed.value_fn is mixed_value_fn(0.25)
+    out = c4jax.run_mcts(jax.random.key(0), env, 64, **mixed.search_options())
+    assert int(out.action) == 2  # the block, with the values mixed too
 
 
 def test_a_resumed_run_refuses_another_game_config_or_seed(straight_run):
@@ -179,6 +185,11 @@ def test_missing_partial_and_foreign_checkpoints_get_one_clear_error(straight_ru
     np.savez(foreign / CHECKPOINT, meta=np.frombuffer(b'{"format": "other"}', np.uint8))
     with pytest.raises(CheckpointError, match="not a c4jax training checkpoint"):
         load(foreign)
+    for bad in (-0.1, 1.5, float("nan"), "0.5", True):
+        with pytest.raises(ValueError, match="rollout_weight must be"):
+            load(folder, rollout_weight=bad)
+    with pytest.raises(ValueError, match="which must be 'best' or 'candidate'"):
+        load(folder, which="latest")
 
 
 @pytest.mark.parametrize("bad, match", [
@@ -225,8 +236,6 @@ def test_a_connect4_board_of_another_size_trains_with_its_own_network(tmp_path):
     assert net.rollout_weight == loop.CONNECT4_ROLLOUT_WEIGHT == 0.7
     assert net.search_options()["value_fn"] is mixed_value_fn(0.7) is load(tmp_path / "run").value_fn
     assert load(tmp_path / "run", rollout_weight=0).value_fn is value_fn
-    out = c4jax.run_mcts(jax.random.key(0), game.from_moves("1122"), 32, **net.search_options())
-    assert int(out.action) == 2  # X's third stone in the bottom row wins at once
 
 
 def test_the_mixed_leaf_value_is_the_weighted_mean_of_the_network_and_a_rollout():
@@ -249,13 +258,3 @@ def test_the_mixed_leaf_value_is_the_weighted_mean_of_the_network_and_a_rollout(
             assert abs(v) > 0.01
     assert set(values) <= {-1.0, 0.0, 1.0} and len(values) >= 2  # rollouts are game results, several seen
 
-
-def test_a_tictactoe_network_is_searched_alone_and_a_bad_rollout_weight_is_refused(straight_run):
-    folder, _ = straight_run
-    assert load(folder).rollout_weight == 0.0 and load(folder).value_fn is value_fn
-    assert load(folder, rollout_weight=0.25).value_fn is mixed_value_fn(0.25)
-    for bad in (-0.1, 1.5, float("nan"), "0.5", True):
-        with pytest.raises(ValueError, match="rollout_weight must be"):
-            load(folder, rollout_weight=bad)
-    with pytest.raises(ValueError, match="which must be 'best' or 'candidate'"):
-        load(folder, which="latest")
