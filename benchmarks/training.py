@@ -223,6 +223,8 @@ def main(argv=None) -> int:
     p.add_argument("--plot", default=None, help="write the curves as a PNG")
     p.add_argument("--quick", action="store_true", help="smoke run: tic-tac-toe, 0.5 minutes, 20 games")
     args = p.parse_args(argv)
+    if args.rollout_weight is not None and not 0.0 <= args.rollout_weight <= 1.0:  # nan too, before training
+        p.error(f"--rollout-weight must be a number in [0, 1]; got {args.rollout_weight}")
     if args.quick:
         args.game, args.minutes, args.eval_every, args.games, args.equal_time_games = "tictactoe", 0.5, 0.5, 20, 0
     sizes = {k: v for k in ("rows", "cols", "connect") if (v := getattr(args, k)) is not None}

@@ -188,6 +188,8 @@ def test_missing_partial_and_foreign_checkpoints_get_one_clear_error(straight_ru
     for bad in (-0.1, 1.5, float("nan"), "0.5", True):
         with pytest.raises(ValueError, match="rollout_weight must be"):
             load(folder, rollout_weight=bad)
+        with pytest.raises(ValueError, match="rollout_weight must be"):
+            mixed_value_fn(bad)
     with pytest.raises(ValueError, match="which must be 'best' or 'candidate'"):
         load(folder, which="latest")
 

@@ -135,8 +135,7 @@ def default_rollout_weight(game) -> float:
     """How much rollout a trained network's leaf value mixes in by default
     (:func:`~c4jax.training.network.mixed_value_fn`):
     :data:`CONNECT4_ROLLOUT_WEIGHT` for Connect 4 of any size; ``0.0``
-    (the network alone) for tic-tac-toe, whose network alone plays
-    perfectly."""
+    (the network alone) for tic-tac-toe."""
     return 0.0 if game.name == "tictactoe" else CONNECT4_ROLLOUT_WEIGHT
 
 
@@ -160,7 +159,7 @@ class Trained:
     def value_fn(self) -> Callable:
         """``value_fn(params, key, env)``: the network's value, mixed with a
         rollout by ``rollout_weight``."""
-        return mixed_value_fn(float(self.rollout_weight))
+        return mixed_value_fn(self.rollout_weight)
 
     def search_options(self) -> dict[str, Any]:
         """``dict(value_fn=..., prior_fn=..., params=...)``."""

@@ -28,8 +28,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from c4jax.search.options import SearchOptions
 from c4jax.search.values import rollout_function
-from c4jax.validation import check_int
+from c4jax.validation import check_int, check_number
 
 __all__ = ["NetConfig", "Net", "make_net", "planes", "value_fn", "mixed_value_fn", "prior_fn", "mirror_actions",
            "grid_shape"]
@@ -153,20 +154,29 @@ def value_fn(params: Net, key: jax.Array, env) -> jax.Array:
     return params(planes(env))[1]
 
 
-@functools.lru_cache(maxsize=None)
 def mixed_value_fn(rollout_weight: float) -> Callable:
     """The search's ``value_fn(params, key, env) -> float32[]`` that mixes
-    the network's value with one rollout of the game's default policy
-    (``threat_aware``, :func:`c4jax.search.values.rollout_function`) from
-    the same position: ``(1 - rollout_weight) * value + rollout_weight *
-    rollout``, AlphaGo's leaf evaluation with ``lambda = rollout_weight``
-    (Silver et al. 2016).  ``0.0`` is :func:`value_fn` itself; one function
-    object per weight, so a search compiles once per weight."""
+    the network's value with one rollout of the search's default policy
+    (``SearchOptions().rollout_policy``) from the same position, with the
+    same key: ``(1 - rollout_weight) * value + rollout_weight * rollout``,
+    AlphaGo's leaf evaluation with ``lambda = rollout_weight`` (Silver et
+    al. 2016).  ``0.0`` is :func:`value_fn` itself; one function object per
+    weight, so a search compiles once per weight.
+
+    Raises:
+      ValueError: ``rollout_weight`` not a number in [0, 1].
+    """
+    return _mixed_value_fn(check_number("rollout_weight", rollout_weight, 0, 1))
+
+
+@functools.lru_cache(maxsize=None)
+def _mixed_value_fn(rollout_weight: float) -> Callable:
     if rollout_weight == 0.0:
         return value_fn
+    rollout_policy = SearchOptions().rollout_policy
 
     def mixed(params: Net, key: jax.Array, env) -> jax.Array:
-        rollout = rollout_function(env.game, "threat_aware")(key, env)
+        rollout = rollout_function(env.game, rollout_policy)(key, env)
         return (1.0 - rollout_weight) * value_fn(params, key, env) + rollout_weight * rollout
 
     return mixed
