@@ -76,3 +76,39 @@ def test_arena_interrupted_says_its_games_were_not_written(cli_env, tmp_path):
     assert f"c4jax arena: interrupted: no game was written to {out} (the arena writes its games once all are " \
         "played)" in text
     assert not out.exists()
+
+
+def _interrupt_inside_numpy(*args, **kwargs):
+    """A Ctrl-C as it comes out of numpy when it lands in a callback of
+    numpy's C code: a SystemError with the KeyboardInterrupt as its cause."""
+    try:
+        raise KeyboardInterrupt
+    except KeyboardInterrupt as e:
+        raise SystemError("<function _ScalarMeta.__numpy_dtype__> returned a result with an exception set") from e
+
+
+@pytest.mark.parametrize("command, target, argv, kept", [
+    ("selfplay", "c4jax.tools.self_play.selfplay", ["--games", "4", "--out", "{out}"],
+     "no game was written (each batch's games are written when the batch ends)"),
+    ("arena", "c4jax.tools.matches.arena", ["mcts:8", "random", "--games", "4", "--out", "{out}"],
+     "no game was written to {out} (the arena writes its games once all are played)"),
+    ("train", "c4jax.training.loop.train", ["--minutes", "1", "--out", "{out}"],
+     "the run in {out} is kept up to its last checkpoint (no iteration of this session); the same command "
+     "resumes it"),
+    ("analyze", "c4jax.cli.analyze.run", ["1"], None),
+])
+def test_a_ctrl_c_that_numpy_turns_into_a_system_error_is_still_exit_130(command, target, argv, kept, tmp_path,
+                                                                         monkeypatch, capsys):
+    import c4jax.cli as cli
+
+    if command == "train":
+        pytest.importorskip("equinox", reason="the [train] extra")  # CI installs it (README's test command)
+    out = str(tmp_path / "out")
+    monkeypatch.setattr(target, _interrupt_inside_numpy)
+    exits = []
+    monkeypatch.setattr(cli, "hard_exit", exits.append)
+    argv = [command, "--game", "tictactoe", "--no-cache"] + [a.format(out=out) for a in argv]
+    assert cli.main(argv) == 130 and exits == [130]
+    err = capsys.readouterr().err
+    expected = f"c4jax {command}: interrupted" + (f": {kept.format(out=out)}" if kept else "")
+    assert err.strip().splitlines()[-1] == expected, err

@@ -45,7 +45,7 @@ from c4jax.cli import analyze, arena, bench, play, selfplay, train  # noqa: E402
 from c4jax.cli.args import (  # noqa: E402
     EXIT_USAGE, PROG, OutputError, Parser, UsageError, common_parent, game_parent, search_parent,
 )
-from c4jax.cli.terminal import Interrupted, console, hard_exit, tolerate_any_encoding  # noqa: E402
+from c4jax.cli.terminal import Interrupted, console, hard_exit, plain_interrupts, tolerate_any_encoding  # noqa: E402
 from c4jax.cli.from_args import cache_dir, check_memory_of, enable_compilation_cache, use_device  # noqa: E402
 
 __all__ = ["main", "run", "build_parser"]
@@ -103,9 +103,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         signal.signal(signal.SIGINT, signal.default_int_handler)
     enable_compilation_cache(cache_dir(args))
     try:
-        check_memory_of(args)
-        use_device(args)
-        return args.func(args, con, t_start)
+        with plain_interrupts():
+            check_memory_of(args)
+            use_device(args)
+            return args.func(args, con, t_start)
     except UsageError as e:
         sys.stderr.write(f"{PROG} {args.command}: error: {e}\n")
         return EXIT_USAGE

@@ -7,7 +7,7 @@ import os
 from c4jax.cli.args import (
     OutputError, UsageError, add_net_arg, command_parser, devices_arg, file_arg, games_arg, seed_arg,
 )
-from c4jax.cli.terminal import Interrupted, print_line, print_table
+from c4jax.cli.terminal import Interrupted, plain_interrupts, print_line, print_table
 from c4jax.cli.from_args import check_devices, check_writable, make_game, network_options
 
 ARENA_EPILOG = """\
@@ -77,16 +77,17 @@ def run(args, con, t_start: float) -> int:
             raise UsageError(f"{args.out!r} exists: pass --overwrite to replace it, or choose another --out")
     check_devices(args.devices)
     try:
-        result = arena(
-            jax.random.key(args.seed),
-            players[0],
-            players[1],
-            args.games,
-            game.env_reset(),
-            batch_size=args.batch_size,
-            progress=True,
-            devices=args.devices,
-        )
+        with plain_interrupts():
+            result = arena(
+                jax.random.key(args.seed),
+                players[0],
+                players[1],
+                args.games,
+                game.env_reset(),
+                batch_size=args.batch_size,
+                progress=True,
+                devices=args.devices,
+            )
     except KeyboardInterrupt:
         if args.out:  # written whole at the end, so not at all
             raise Interrupted(f"no game was written to {args.out} (the arena writes its games once all are "

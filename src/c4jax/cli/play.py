@@ -18,7 +18,7 @@ import threading
 import time
 
 from c4jax.cli.args import command_parser, search_options, seed_arg
-from c4jax.cli.terminal import COMPILING, Clock, hard_exit, print_board, print_line, print_table, status
+from c4jax.cli.terminal import COMPILING, Clock, hard_exit, plain_interrupts, print_board, print_line, print_table, status
 from c4jax.cli.from_args import make_game, network_options
 
 PLAY_EPILOG = """\
@@ -425,110 +425,111 @@ def run(args, con, t_start: float) -> int:
         fresh, summarized = True, False
 
     try:
-        with status("starting the AI..."):
-            ai = _AI(game, args.simulations, seed, {**search_options(args), **network}, think=args.think)
-            ai.reset(state.env)
-        if human == 0:
-            ai.warm_up(state.env)
-        while True:
-            if state.done:
-                if not summarized:
-                    w = int(state.env.winner)
-                    msg = "Nobody wins." if w < 0 else ("You win!" if w == human else "The AI wins.")
-                    summary = state.summary()
-                    _show_board(con, game, state.env, below=1 + -(-len(summary) // con.width))
-                    print_line(con, f"[bold]{msg}[/bold]")
-                    print_line(con, summary, markup=False)
-                    summarized = True
-                text = _read_command(con, "What now? undo, new (another game) or quit [undo/new/quit]: ")
+        with plain_interrupts():
+            with status("starting the AI..."):
+                ai = _AI(game, args.simulations, seed, {**search_options(args), **network}, think=args.think)
+                ai.reset(state.env)
+            if human == 0:
+                ai.warm_up(state.env)
+            while True:
+                if state.done:
+                    if not summarized:
+                        w = int(state.env.winner)
+                        msg = "Nobody wins." if w < 0 else ("You win!" if w == human else "The AI wins.")
+                        summary = state.summary()
+                        _show_board(con, game, state.env, below=1 + -(-len(summary) // con.width))
+                        print_line(con, f"[bold]{msg}[/bold]")
+                        print_line(con, summary, markup=False)
+                        summarized = True
+                    text = _read_command(con, "What now? undo, new (another game) or quit [undo/new/quit]: ")
+                    if text is None:
+                        break
+                    cmd = text.strip().lower()
+                    if cmd == "undo":
+                        undo()
+                    elif cmd in ("new", "n"):
+                        state = _Game(game, human)
+                        ai.new_game(state.env)
+                        fresh = True
+                        summarized = False
+                        print_line(con, f"[bold]New game[/bold]: {side}")
+                    elif cmd == "board":
+                        print_board(con, game, state.env)
+                    else:
+                        shown = text.strip() if len(text.strip()) <= 20 else text.strip()[:20] + "..."
+                        print_line(con, "The game is over: type undo, new or quit"
+                                   + (f" ({shown!r} is none of them)." if shown else "."), style="red", markup=False)
+                    continue
+                legal = ai.legal(state.env)
+                if state.to_move != human:
+                    out, compiling, dt = _search_with_status(ai, state, args)
+                    action = int(out.action[0])
+                    if args.show_search:
+                        print_table(con, search_table(out, state.env, _search_title("AI search", out)))
+                    since = f", after {compiling:.1f} s of compiling" if compiling > 0.5 else ""
+                    if first_ai_move:
+                        since += f", {time.perf_counter() - t_start:.1f} s after start"
+                    print_line(
+                        con,
+                        f"AI ({'XO'[state.to_move]}) plays {label} [bold]{action + 1}[/bold]"
+                        f"  ({ai.n:,} simulations in {dt:.2f} s{since})"
+                    )
+                    first_ai_move = False
+                    ai.played(action)
+                    state.push(action)
+                    fresh = True
+                    continue
+                if fresh:  # once per turn, before the prompt
+                    _show_board(con, game, state.env)
+                    fresh = False
+                text = _read_command(con, f"Your move ({'XO'[human]}), {label} 1-{n_actions} [hint/undo/quit]: ")
                 if text is None:
                     break
                 cmd = text.strip().lower()
+                if cmd in ("help", "h", "?"):
+                    print_line(con, f"Type a {label} 1-{n_actions}; hint: what the AI would play; undo: take back "
+                               "your last move and the AI's; board: the whole board; quit: stop.")
+                    print_line(con, _legal_text(game, legal))
+                    continue
+                if cmd == "hint":
+                    out, _, _ = _search_with_status(ai, state, args, hint=True)
+                    a = int(out.action[0])
+                    share = float(out.action_weights[0, a])
+                    q = shown_q(float(out.qvalues[0, a]), float(out.qvalue_lower[0, a]), float(out.qvalue_upper[0, a]))
+                    if args.show_search:
+                        print_table(con, search_table(out, state.env, _search_title("Hint search", out)))
+                    print_line(
+                        con,
+                        f"Hint: the AI would play {label} [bold]{a + 1}[/bold] "
+                        f"(visit share {100 * share:.0f}%, Q {fmt_q(q)})"
+                    )
+                    continue
                 if cmd == "undo":
                     undo()
-                elif cmd in ("new", "n"):
-                    state = _Game(game, human)
-                    ai.new_game(state.env)
-                    fresh = True
-                    summarized = False
-                    print_line(con, f"[bold]New game[/bold]: {side}")
-                elif cmd == "board":
+                    continue
+                if cmd == "board":
                     print_board(con, game, state.env)
-                else:
+                    continue
+                error = None
+                if not cmd:
+                    error = f"Type a {label} number 1-{n_actions}, or hint, undo, board, quit."
+                elif not re.fullmatch(r"[+-]?[0-9]{1,9}", cmd, flags=re.ASCII):
                     shown = text.strip() if len(text.strip()) <= 20 else text.strip()[:20] + "..."
-                    print_line(con, "The game is over: type undo, new or quit"
-                               + (f" ({shown!r} is none of them)." if shown else "."), style="red", markup=False)
-                continue
-            legal = ai.legal(state.env)
-            if state.to_move != human:
-                out, compiling, dt = _search_with_status(ai, state, args)
-                action = int(out.action[0])
-                if args.show_search:
-                    print_table(con, search_table(out, state.env, _search_title("AI search", out)))
-                since = f", after {compiling:.1f} s of compiling" if compiling > 0.5 else ""
-                if first_ai_move:
-                    since += f", {time.perf_counter() - t_start:.1f} s after start"
-                print_line(
-                    con,
-                    f"AI ({'XO'[state.to_move]}) plays {label} [bold]{action + 1}[/bold]"
-                    f"  ({ai.n:,} simulations in {dt:.2f} s{since})"
-                )
-                first_ai_move = False
+                    error = f"{shown!r} is not a move: type a {label} number 1-{n_actions}."
+                else:
+                    m = int(cmd)
+                    if not 1 <= m <= n_actions:
+                        error = f"There is no {label} {m}: {label}s are 1-{n_actions}."
+                    elif not legal[m - 1]:
+                        error = f"Column {m} is full." if label == "column" else f"Cell {m} is taken."
+                if error is not None:
+                    print_line(con, error, style="red", markup=False)
+                    print_line(con, _legal_text(game, legal))
+                    continue
+                action = int(cmd) - 1
                 ai.played(action)
                 state.push(action)
                 fresh = True
-                continue
-            if fresh:  # once per turn, before the prompt
-                _show_board(con, game, state.env)
-                fresh = False
-            text = _read_command(con, f"Your move ({'XO'[human]}), {label} 1-{n_actions} [hint/undo/quit]: ")
-            if text is None:
-                break
-            cmd = text.strip().lower()
-            if cmd in ("help", "h", "?"):
-                print_line(con, f"Type a {label} 1-{n_actions}; hint: what the AI would play; undo: take back "
-                           "your last move and the AI's; board: the whole board; quit: stop.")
-                print_line(con, _legal_text(game, legal))
-                continue
-            if cmd == "hint":
-                out, _, _ = _search_with_status(ai, state, args, hint=True)
-                a = int(out.action[0])
-                share = float(out.action_weights[0, a])
-                q = shown_q(float(out.qvalues[0, a]), float(out.qvalue_lower[0, a]), float(out.qvalue_upper[0, a]))
-                if args.show_search:
-                    print_table(con, search_table(out, state.env, _search_title("Hint search", out)))
-                print_line(
-                    con,
-                    f"Hint: the AI would play {label} [bold]{a + 1}[/bold] "
-                    f"(visit share {100 * share:.0f}%, Q {fmt_q(q)})"
-                )
-                continue
-            if cmd == "undo":
-                undo()
-                continue
-            if cmd == "board":
-                print_board(con, game, state.env)
-                continue
-            error = None
-            if not cmd:
-                error = f"Type a {label} number 1-{n_actions}, or hint, undo, board, quit."
-            elif not re.fullmatch(r"[+-]?[0-9]{1,9}", cmd, flags=re.ASCII):
-                shown = text.strip() if len(text.strip()) <= 20 else text.strip()[:20] + "..."
-                error = f"{shown!r} is not a move: type a {label} number 1-{n_actions}."
-            else:
-                m = int(cmd)
-                if not 1 <= m <= n_actions:
-                    error = f"There is no {label} {m}: {label}s are 1-{n_actions}."
-                elif not legal[m - 1]:
-                    error = f"Column {m} is full." if label == "column" else f"Cell {m} is taken."
-            if error is not None:
-                print_line(con, error, style="red", markup=False)
-                print_line(con, _legal_text(game, legal))
-                continue
-            action = int(cmd) - 1
-            ai.played(action)
-            state.push(action)
-            fresh = True
     except KeyboardInterrupt:
         con.print()
         interrupted = True

@@ -14,7 +14,7 @@ from c4jax.cli.args import (
     seed_arg, UsageError,
 )
 from c4jax.cli.from_args import check_devices, check_writable, make_game
-from c4jax.cli.terminal import Interrupted, print_line
+from c4jax.cli.terminal import Interrupted, plain_interrupts, print_line
 
 SELFPLAY_EPILOG = """\
 Every line of FILE is one game: game, x, o, result ("X", "O" or "draw"), plies,
@@ -429,12 +429,13 @@ def _play_and_merge(args, con, game, options: dict, this_run: dict, path: str, i
                    markup=False)
     if todo:
         try:
-            result = selfplay(
-                jax.random.key(args.seed), args.simulations, todo, game.env_reset(),
-                temperature_plies=args.temperature_plies, temperature=args.temperature, devices=args.devices,
-                batch_size=args.batch_size, seed=args.seed, on_batch=lambda recs: _append(path, recs), keep_games=False,
-                progress=True, **options,
-            )
+            with plain_interrupts():
+                result = selfplay(
+                    jax.random.key(args.seed), args.simulations, todo, game.env_reset(),
+                    temperature_plies=args.temperature_plies, temperature=args.temperature, devices=args.devices,
+                    batch_size=args.batch_size, seed=args.seed, on_batch=lambda recs: _append(path, recs), keep_games=False,
+                    progress=True, **options,
+                )
         except ValueError as e:
             raise UsageError(str(e)) from None
         except KeyboardInterrupt:

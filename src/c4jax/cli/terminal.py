@@ -21,6 +21,34 @@ class Interrupted(KeyboardInterrupt):
     MESSAGE`` on stderr and exit status 130 (:func:`c4jax.cli.main`)."""
 
 
+def interrupt_behind(e: BaseException) -> KeyboardInterrupt | None:
+    """The ``KeyboardInterrupt`` that ``e`` is or was caused by (its
+    ``__cause__`` and ``__context__`` chain), else ``None``."""
+    seen = set()
+    while e is not None and id(e) not in seen:
+        if isinstance(e, KeyboardInterrupt):
+            return e
+        seen.add(id(e))
+        e = e.__cause__ or e.__context__
+    return None
+
+
+@contextlib.contextmanager
+def plain_interrupts():
+    """Raises the ``KeyboardInterrupt`` itself where a Ctrl-C came out of the
+    block as another exception: one that lands in a C extension's callback
+    (numpy asking a JAX scalar type for its dtype) surfaces as
+    ``SystemError: ... returned a result with an exception set``, the
+    interrupt its cause."""
+    try:
+        yield
+    except Exception as e:
+        interrupt = interrupt_behind(e)
+        if interrupt is None:
+            raise
+        raise interrupt from None
+
+
 def console(**kw):
     """The commands' rich Console (highlighting off).  ``NO_COLOR`` (any
     value) and ``TERM=dumb`` turn every escape code off, ``FORCE_COLOR``

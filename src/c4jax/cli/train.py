@@ -7,7 +7,7 @@ import os
 
 from c4jax.cli.args import UsageError, command_parser, folder_arg, ranged, seed_arg
 from c4jax.cli.from_args import check_writable, make_game
-from c4jax.cli.terminal import Interrupted, print_line
+from c4jax.cli.terminal import Interrupted, plain_interrupts, print_line
 
 TRAIN_EPILOG = """\
 DIR holds the run: checkpoint.npz after every iteration (the network, the
@@ -93,8 +93,9 @@ def run(args, con, t_start: float) -> int:
         config = dataclasses.replace(config, **changes)
     last = {}
     try:
-        result = train(folder, game, minutes=args.minutes, config=config, seed=args.seed,
-                       overwrite=args.overwrite, progress=True, on_iteration=last.update)
+        with plain_interrupts():
+            result = train(folder, game, minutes=args.minutes, config=config, seed=args.seed,
+                           overwrite=args.overwrite, progress=True, on_iteration=last.update)
     except CheckpointError as e:
         raise UsageError(str(e)) from None
     except KeyboardInterrupt:
