@@ -8,9 +8,11 @@ shared persistent compilation cache.
   every module (no test relies on another module's compilations; compile-once
   tests use ``chex.assert_max_traces`` inside one test).
 * Compile time is most of the suite's time, so ``XLA_FLAGS`` turns off LLVM's
-  optimisation (``--xla_backend_optimization_level=0``) and the MLIR fusion
-  emitters (``--xla_cpu_use_fusion_emitters=false``) unless ``XLA_FLAGS``
-  sets them.  XLA's CPU backend never reorders floating-point arithmetic, so
+  optimisation (``--xla_backend_optimization_level=0``), the MLIR fusion
+  emitters (``--xla_cpu_use_fusion_emitters=false``), the splitting of a
+  program's LLVM module for parallel compilation (the workers keep every
+  core busy already) and three HLO passes that only simplify loops
+  (``_FLAGS``), each unless ``XLA_FLAGS`` sets it.  XLA's CPU backend never reorders floating-point arithmetic, so
   every value is the same.  Tests that inspect optimised HLO are marked
   ``users_hlo`` (fusion emitters on: they change fusion decisions); tests
   that search for a long time are marked ``optimized`` and compile as
@@ -38,9 +40,12 @@ def _jaxlib_before(major: int, minor: int) -> bool:
 
 # XLA from jaxlib 0.11 on has no fusion-emitters flag (and stops at an unknown
 # flag in XLA_FLAGS).
-_FLAGS = (("xla_backend_optimization_level", "0"),) + (
-    (("xla_cpu_use_fusion_emitters", "false"),) if _jaxlib_before(0, 11) else ()
-)
+_FLAGS = (
+    ("xla_backend_optimization_level", "0"),
+    ("xla_cpu_parallel_codegen_split_count", "1"),
+    ("xla_disable_hlo_passes",
+     "while-loop-invariant-code-motion,simplify-while-loops,post_scatter_expansion_simplification"),
+) + ((("xla_cpu_use_fusion_emitters", "false"),) if _jaxlib_before(0, 11) else ())
 for _flag, _value in _FLAGS:
     if _flag not in os.environ.get("XLA_FLAGS", ""):
         os.environ["XLA_FLAGS"] = f"{os.environ.get('XLA_FLAGS', '')} --{_flag}={_value}".strip()
