@@ -6,8 +6,10 @@ DIR, so the evaluations are not training time) and after each segment
 evaluates the best network (``c4jax.training.load``):
 
 ``net:N`` searches N simulations with the network as ``load`` gives it: its
-prior, and on Connect 4 its value mixed with a rollout (``--rollout-weight``,
-default ``c4jax.training.CONNECT4_ROLLOUT_WEIGHT``; 0: the value alone).
+prior, on Connect 4 over a temperature (``--prior-temperature``, default
+``c4jax.training.CONNECT4_PRIOR_TEMPERATURE``; 1: as trained) and its value
+mixed with a rollout (``--rollout-weight``, default
+``c4jax.training.CONNECT4_ROLLOUT_WEIGHT``; 0: the value alone).
 
 Connect 4 (any size):
   * ``net:N`` against the default rollout search ``mcts:N`` at equal
@@ -17,7 +19,8 @@ Connect 4 (any size):
     against ``mcts:200`` (``--games`` games) and its optimal-move share on the
     330 perfect-play positions;
   * the optimal-move share of ``net:1000`` and of the rollout defaults
-    ``mcts:1000`` on the 330 positions (standard board only);
+    ``mcts:1000`` on the 330 positions (standard board only), each the mean
+    over ``--share-keys`` search keys (the same keys for both);
   * at the last point only: equal time, both sides ``run_mcts_anytime`` with
     ``--think`` seconds per move and subtree reuse (``--equal-time-games``).
 Tic-tac-toe: ``net:64`` against the perfect player (``--games`` games, both
@@ -32,7 +35,8 @@ Run:  python benchmarks/training.py --game tictactoe --minutes 5 --eval-every 1
       and --minutes, e.g. with another --rollout-weight)
       (``--quick``: a smoke run, tic-tac-toe, half a minute, 20 games.)
 Writes ``DIR/benchmark.json`` (``--out``, default ``runs/<game>``;
-``benchmark-w<W>.json`` with ``--rollout-weight W``) and prints
+``benchmark-w<W>-t<T>.json`` with ``--rollout-weight W`` or
+``--prior-temperature T``) and prints
 markdown tables (``benchmarks/README.md#training``); ``--plot`` a PNG.
 """
 
@@ -92,9 +96,14 @@ def optimal_share(actions, recs) -> dict:
     return {"share": float(hits.mean()), "ci": wilson_interval(int(hits.sum()), len(recs)), "n": len(recs)}
 
 
-def search_share(recs, envs, sims: int, options: dict) -> dict:
-    out = c4jax.run_mcts(jax.random.key(0), envs, sims, **options)
-    return optimal_share(out.action, recs)
+def search_share(recs, envs, sims: int, options: dict, keys: int) -> dict:
+    """The optimal-move share of ``run_mcts`` with ``options``, the mean over
+    search keys ``0 .. keys - 1``; its interval pools their moves."""
+    shares = [optimal_share(c4jax.run_mcts(jax.random.key(k), envs, sims, **options).action, recs)["share"]
+              for k in range(keys)]
+    hits = round(sum(shares) * len(recs))
+    return {"share": float(np.mean(shares)), "shares": shares, "ci": wilson_interval(hits, keys * len(recs)),
+            "n": len(recs), "keys": keys}
 
 
 def prior_share(recs, envs, trained) -> dict:
@@ -137,7 +146,8 @@ def equal_time(trained, think: float, games: int, seed: int = 7) -> dict:
 
 
 def evaluate(trained, game, args, recs, envs, baseline, last: bool) -> dict:
-    ev: dict = {"iteration": trained.iteration, "rollout_weight": trained.rollout_weight}
+    ev: dict = {"iteration": trained.iteration, "rollout_weight": trained.rollout_weight,
+                "prior_temperature": trained.prior_temperature}
     options = trained.search_options()
     if game.name == "tictactoe":
         net = c4jax.mcts_player(64, name="net:64", **options)
@@ -153,7 +163,7 @@ def evaluate(trained, game, args, recs, envs, baseline, last: bool) -> dict:
                                         game.env_reset())
     if recs is not None:
         ev["prior_optimal"] = prior_share(recs, envs, trained)
-        ev["net_1000_optimal"] = search_share(recs, envs, 1000, options)
+        ev["net_1000_optimal"] = search_share(recs, envs, 1000, options, args.share_keys)
         ev["rollouts_1000_optimal"] = baseline
     if last and args.equal_time_games:
         ev["equal_time"] = equal_time(trained, args.think, args.equal_time_games)
@@ -182,14 +192,15 @@ def table(points: list[dict], game) -> str:
     with_pos = "prior_optimal" in points[0]["eval"]
     if with_pos:
         cols += ["optimal: prior", "optimal: net:1000", "optimal: mcts:1000"]
-    out = ("| minutes | iteration | rollout weight | " + " | ".join(cols) + " |\n|---:|---:|---:|"
+    out = ("| minutes | iteration | rollout weight | prior temperature | " + " | ".join(cols) + " |\n|---:|---:|---:|---:|"
            + "---|" * len(cols) + "\n")
     for p in points:
         e = p["eval"]
         cells = [f"{pct(e[k]['score'])} {ci(e[k]['score_ci'])}" for k in sims + ["prior_vs_mcts_200"]]
         if with_pos:
             cells += [pct(e[k]["share"]) for k in ("prior_optimal", "net_1000_optimal", "rollouts_1000_optimal")]
-        out += f"| {p['minutes']:.1f} | {e['iteration']} | {e['rollout_weight']:g} | " + " | ".join(cells) + " |\n"
+        out += (f"| {p['minutes']:.1f} | {e['iteration']} | {e['rollout_weight']:g} | {e['prior_temperature']:g} | "
+                + " | ".join(cells) + " |\n")
     return out
 
 
@@ -219,12 +230,19 @@ def main(argv=None) -> int:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--rollout-weight", type=float, default=None,
                    help="the rollout's share in net:N's leaf values, 0..1 (default: c4jax.training.load's)")
+    p.add_argument("--prior-temperature", type=float, default=None,
+                   help="net:N's prior temperature, > 0 (default: c4jax.training.load's)")
+    p.add_argument("--share-keys", type=int, default=4, help="search keys per optimal-move share")
     p.add_argument("--out", default=None, help="the run's folder (default runs/<game>); resumed if it holds one")
     p.add_argument("--plot", default=None, help="write the curves as a PNG")
     p.add_argument("--quick", action="store_true", help="smoke run: tic-tac-toe, 0.5 minutes, 20 games")
     args = p.parse_args(argv)
     if args.rollout_weight is not None and not 0.0 <= args.rollout_weight <= 1.0:  # nan too, before training
         p.error(f"--rollout-weight must be a number in [0, 1]; got {args.rollout_weight}")
+    if args.prior_temperature is not None and not 0.0 < args.prior_temperature < float("inf"):
+        p.error(f"--prior-temperature must be a finite number > 0; got {args.prior_temperature}")
+    if args.share_keys < 1:
+        p.error(f"--share-keys must be an int >= 1; got {args.share_keys}")
     if args.quick:
         args.game, args.minutes, args.eval_every, args.games, args.equal_time_games = "tictactoe", 0.5, 0.5, 20, 0
     sizes = {k: v for k in ("rows", "cols", "connect") if (v := getattr(args, k)) is not None}
@@ -232,7 +250,7 @@ def main(argv=None) -> int:
     folder = pathlib.Path(args.out or f"runs/{args.game}")
     standard = game == connect4.make()
     recs, envs = positions() if standard else (None, None)
-    baseline = search_share(recs, envs, 1000, {}) if standard else None
+    baseline = search_share(recs, envs, 1000, {}, args.share_keys) if standard else None
 
     points = []
     t = 0.0
@@ -241,7 +259,7 @@ def main(argv=None) -> int:
         t0 = time.perf_counter()
         result = train(folder, game, minutes=t, seed=args.seed, progress=sys.stderr.isatty())
         wall = time.perf_counter() - t0
-        trained = load(folder, game, rollout_weight=args.rollout_weight)
+        trained = load(folder, game, rollout_weight=args.rollout_weight, prior_temperature=args.prior_temperature)
         t1 = time.perf_counter()
         ev = evaluate(trained, game, args, recs, envs, baseline, last=t >= args.minutes - 1e-9)
         point = {"minutes": result.curve[-1]["minutes"], "train_wall_seconds": wall,
@@ -249,7 +267,9 @@ def main(argv=None) -> int:
         points.append(point)
         print(f"-- {point['minutes']:.1f} training minutes, iteration {result.iteration}: "
               f"{json.dumps(ev)[:400]}", flush=True)
-        name = "benchmark.json" if args.rollout_weight is None else f"benchmark-w{args.rollout_weight:g}.json"
+        name = "benchmark" + "".join(f"-{tag}{v:g}" for tag, v in (("w", args.rollout_weight),
+                                                                   ("t", args.prior_temperature)) if v is not None)
+        name += ".json"
         (folder / name).write_text(json.dumps({"game": args.game, "sizes": sizes, "points": points,
                                                            "curve": list(result.curve)}, indent=1))
     curve = list(result.curve)

@@ -19,7 +19,8 @@ from c4jax.tools.records import GameRecord  # noqa: E402
 from c4jax.training import NetConfig, TrainConfig, load, train  # noqa: E402
 from c4jax.training import loop  # noqa: E402
 from c4jax.training.checkpoint import CHECKPOINT, CheckpointError  # noqa: E402
-from c4jax.training.network import make_net, mirror_actions, mixed_value_fn, planes, value_fn  # noqa: E402
+from c4jax.training.network import (make_net, mirror_actions, mixed_value_fn, planes, prior_fn,  # noqa: E402
+                                    tempered_prior_fn, value_fn)
 from c4jax.training.replay import ReplayBuffer, examples_from_records  # noqa: E402
 
 TINY = TrainConfig(simulations=8, games=8, temperature_plies=2, buffer=500, batch_size=16, steps=3,
@@ -148,8 +149,9 @@ def test_a_trained_network_searches_through_run_mcts_players_and_selfplay(straig
     assert played.num_games == 2
     # A tic-tac-toe network is searched with its value alone unless told.
     assert net.rollout_weight == 0.0 and net.value_fn is value_fn
-    mixed = load(folder, rollout_weight=0.25)
-    assert mixed.value_fn is mixed_value_fn(0.25)
+    assert net.prior_temperature == 1.0 and net.prior_fn is prior_fn
+    mixed = load(folder, rollout_weight=0.25, prior_temperature=1.5)
+    assert mixed.value_fn is mixed_value_fn(0.25) and mixed.prior_fn is tempered_prior_fn(1.5)
     out = c4jax.run_mcts(jax.random.key(0), env, 64, **mixed.search_options())
     assert int(out.action) == 2  # the block, with the values mixed too
 
@@ -190,6 +192,11 @@ def test_missing_partial_and_foreign_checkpoints_get_one_clear_error(straight_ru
             load(folder, rollout_weight=bad)
         with pytest.raises(ValueError, match="rollout_weight must be"):
             mixed_value_fn(bad)
+    for bad in (0, -1.0, float("inf"), float("nan"), "2", True):
+        with pytest.raises(ValueError, match="prior_temperature must be"):
+            load(folder, prior_temperature=bad)
+        with pytest.raises(ValueError, match="prior_temperature must be"):
+            tempered_prior_fn(bad)
     with pytest.raises(ValueError, match="which must be 'best' or 'candidate'"):
         load(folder, which="latest")
 
@@ -238,6 +245,26 @@ def test_a_connect4_board_of_another_size_trains_with_its_own_network(tmp_path):
     assert net.rollout_weight == loop.CONNECT4_ROLLOUT_WEIGHT == 0.7
     assert net.search_options()["value_fn"] is mixed_value_fn(0.7) is load(tmp_path / "run").value_fn
     assert load(tmp_path / "run", rollout_weight=0).value_fn is value_fn
+    # Its prior is flattened by default; tic-tac-toe's is not.
+    assert net.prior_temperature == loop.CONNECT4_PRIOR_TEMPERATURE == 2.0
+    assert net.search_options()["prior_fn"] is tempered_prior_fn(2.0)
+    assert load(tmp_path / "run", prior_temperature=1).prior_fn is prior_fn
+
+
+def test_the_tempered_prior_is_the_logits_over_the_temperature():
+    game = connect4.make()
+    net = make_net(jax.random.key(0), game, NetConfig(channels=4, blocks=1, hidden=8))
+    net = jax.tree.map(lambda x: x * 3.0 if isinstance(x, jax.Array) else x, net)
+    env = connect4.from_moves("4453")
+    logits = np.asarray(prior_fn(net, env))
+    assert float(np.ptp(logits)) > 0.1  # a prior that a temperature changes
+    for t in (0.5, 2.0, 3.0):
+        tempered = np.asarray(jax.jit(tempered_prior_fn(t))(net, env))
+        np.testing.assert_allclose(tempered, logits / t, rtol=1e-6, atol=1e-6)
+        flat = np.exp(tempered - tempered.max()) / np.exp(tempered - tempered.max()).sum()
+        sharp = np.exp(logits - logits.max()) / np.exp(logits - logits.max()).sum()
+        assert (flat.max() < sharp.max()) == (t > 1)  # > 1 flattens the softmax prior, < 1 sharpens it
+    assert tempered_prior_fn(1.0) is prior_fn and tempered_prior_fn(2) is tempered_prior_fn(2.0)
 
 
 def test_the_mixed_leaf_value_is_the_weighted_mean_of_the_network_and_a_rollout():

@@ -193,7 +193,8 @@ def add_net_arg(group, what: str = "the AI searches with") -> None:
     """``--net DIR``: a trained network (c4jax train)."""
     group.add_argument("--net", metavar="DIR", type=folder_arg, default=None,
                        help=f"{what} the network trained in DIR by 'c4jax train' (its prior replaces the "
-                       "heuristic prior; on Connect 4 its value is mixed with a rollout; needs c4jax[train])")
+                       "heuristic prior; on Connect 4 the prior is flattened and the value mixed with a rollout; "
+                       "needs c4jax[train])")
 
 
 def search_options(args) -> dict:

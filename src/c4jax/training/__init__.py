@@ -6,7 +6,8 @@ equinox and optax).
   checkpoints and learning curve;
 * :func:`load`: a run's network as the search takes it,
   ``run_mcts(key, env, n, **load(DIR).search_options())``, on Connect 4 its
-  value mixed with a rollout (:func:`default_rollout_weight`);
+  value mixed with a rollout (:func:`default_rollout_weight`) and its prior
+  flattened (:func:`default_prior_temperature`);
 * :class:`TrainConfig`, :class:`NetConfig`, :func:`default_config`;
 * the network (:mod:`c4jax.training.network`) and the replay buffer
   (:mod:`c4jax.training.replay`).
@@ -15,13 +16,15 @@ equinox and optax).
 from __future__ import annotations
 
 __all__ = ["train", "load", "TrainConfig", "TrainResult", "Trained", "NetConfig", "default_config",
-           "default_rollout_weight", "CONNECT4_ROLLOUT_WEIGHT"]
+           "default_rollout_weight", "CONNECT4_ROLLOUT_WEIGHT", "default_prior_temperature",
+           "CONNECT4_PRIOR_TEMPERATURE"]
 
 _LAZY = {
     "train": "c4jax.training.loop", "load": "c4jax.training.loop", "TrainConfig": "c4jax.training.loop",
     "TrainResult": "c4jax.training.loop", "Trained": "c4jax.training.loop",
     "default_config": "c4jax.training.loop", "NetConfig": "c4jax.training.network",
     "default_rollout_weight": "c4jax.training.loop", "CONNECT4_ROLLOUT_WEIGHT": "c4jax.training.loop",
+    "default_prior_temperature": "c4jax.training.loop", "CONNECT4_PRIOR_TEMPERATURE": "c4jax.training.loop",
 }
 EXTRA_MISSING = 'c4jax.training needs the [train] extra (equinox and optax): pip install "c4jax[train]"'
 

@@ -49,11 +49,11 @@ from c4jax.tools.matches import arena
 from c4jax.tools.players import mcts_player
 from c4jax.tools.self_play import selfplay
 from c4jax.training import checkpoint
-from c4jax.training.network import NetConfig, make_net, mixed_value_fn, prior_fn, value_fn
+from c4jax.training.network import NetConfig, make_net, mixed_value_fn, prior_fn, tempered_prior_fn, value_fn
 from c4jax.training.replay import ReplayBuffer, examples_from_records
 from c4jax.validation import check_int, check_number
 
-__all__ = ["TrainConfig", "TrainResult", "train", "Trained", "load", "default_config", "default_rollout_weight",
+__all__ = ["TrainConfig", "TrainResult", "train", "Trained", "load", "default_config", "default_rollout_weight", "default_prior_temperature",
            "CONNECT4_ROLLOUT_WEIGHT"]
 
 
@@ -139,6 +139,19 @@ def default_rollout_weight(game) -> float:
     return 0.0 if game.name == "tictactoe" else CONNECT4_ROLLOUT_WEIGHT
 
 
+# The prior of a trained Connect 4 network in search: its policy logits over
+# this temperature (tempered_prior_fn).
+CONNECT4_PRIOR_TEMPERATURE = 2.0
+
+
+def default_prior_temperature(game) -> float:
+    """The temperature of a trained network's prior in search by default
+    (:func:`~c4jax.training.network.tempered_prior_fn`):
+    :data:`CONNECT4_PRIOR_TEMPERATURE` for Connect 4 of any size; ``1.0``
+    (the policy as trained) for tic-tac-toe."""
+    return 1.0 if game.name == "tictactoe" else CONNECT4_PRIOR_TEMPERATURE
+
+
 @dataclasses.dataclass(frozen=True)
 class Trained:
     """A trained network, as the search takes it: ``run_mcts(key, env, n,
@@ -147,19 +160,27 @@ class Trained:
     ``game`` the game (its board shape) it was trained for;
     ``rollout_weight`` the share of a rollout in its leaf values
     (:func:`~c4jax.training.network.mixed_value_fn`, ``0.0``: the network's
-    value alone)."""
+    value alone); ``prior_temperature`` its prior's temperature
+    (:func:`~c4jax.training.network.tempered_prior_fn`, ``1.0``: the
+    policy as trained)."""
 
     game: Any
     params: Any
     iteration: int
     rollout_weight: float = 0.0
-    prior_fn: Callable = prior_fn
+    prior_temperature: float = 1.0
 
     @property
     def value_fn(self) -> Callable:
         """``value_fn(params, key, env)``: the network's value, mixed with a
         rollout by ``rollout_weight``."""
         return mixed_value_fn(self.rollout_weight)
+
+    @property
+    def prior_fn(self) -> Callable:
+        """``prior_fn(params, env)``: the network's policy logits over
+        ``prior_temperature``."""
+        return tempered_prior_fn(self.prior_temperature)
 
     def search_options(self) -> dict[str, Any]:
         """``dict(value_fn=..., prior_fn=..., params=...)``."""
@@ -436,10 +457,10 @@ def train(
 
 
 def _result(folder: str, state: RunState) -> TrainResult:
-    weight = default_rollout_weight(state.game)
-    best = None if state.best is None else Trained(state.game, state.best, state.best_iteration, weight)
+    play = (default_rollout_weight(state.game), default_prior_temperature(state.game))
+    best = None if state.best is None else Trained(state.game, state.best, state.best_iteration, *play)
     return TrainResult(folder, state.iteration, tuple(state.curve), best,
-                       Trained(state.game, state.net, state.iteration, weight))
+                       Trained(state.game, state.net, state.iteration, *play))
 
 
 def _write_curve(folder: str, curve: list[dict[str, Any]]) -> None:
@@ -453,7 +474,8 @@ def _write_curve(folder: str, curve: list[dict[str, Any]]) -> None:
         plot_training(curve, os.path.join(folder, "curve.png"))
 
 
-def load(folder: str, game=None, *, which: str = "best", rollout_weight: float | None = None) -> Trained:
+def load(folder: str, game=None, *, which: str = "best", rollout_weight: float | None = None,
+         prior_temperature: float | None = None) -> Trained:
     """The network of the training run in ``folder``, for the search:
     ``run_mcts(key, env, n, **load(DIR).search_options())``.
 
@@ -465,15 +487,20 @@ def load(folder: str, game=None, *, which: str = "best", rollout_weight: float |
       rollout_weight: the share of a rollout in the search's leaf values, a
         number in [0, 1] (:func:`~c4jax.training.network.mixed_value_fn`);
         ``None``: :func:`default_rollout_weight` of the run's game.
+      prior_temperature: the temperature of the search's prior, a number
+        > 0 (:func:`~c4jax.training.network.tempered_prior_fn`); ``None``:
+        :func:`default_prior_temperature` of the run's game.
     Raises:
       ValueError: no checkpoint, a partial or foreign file, another game, a
-        bad ``which`` or ``rollout_weight``.
+        bad ``which``, ``rollout_weight`` or ``prior_temperature``.
     """
     if which not in ("best", "candidate"):
         raise ValueError(f"which must be 'best' or 'candidate'; got {which!r}")
     rollout_weight = check_number("rollout_weight", rollout_weight, 0, 1, optional=True)
+    prior_temperature = check_number("prior_temperature", prior_temperature, 0, lo_open=True, optional=True)
     state = RunState.load(os.fspath(folder), game)
-    weight = default_rollout_weight(state.game) if rollout_weight is None else rollout_weight
+    play = (default_rollout_weight(state.game) if rollout_weight is None else rollout_weight,
+            default_prior_temperature(state.game) if prior_temperature is None else prior_temperature)
     if which == "best" and state.best is not None:
-        return Trained(state.game, state.best, state.best_iteration, weight)
-    return Trained(state.game, state.net, state.iteration, weight)
+        return Trained(state.game, state.best, state.best_iteration, *play)
+    return Trained(state.game, state.net, state.iteration, *play)

@@ -32,7 +32,8 @@ from c4jax.search.options import SearchOptions
 from c4jax.search.values import rollout_function
 from c4jax.validation import check_int, check_number
 
-__all__ = ["NetConfig", "Net", "make_net", "planes", "value_fn", "mixed_value_fn", "prior_fn", "mirror_actions",
+__all__ = ["NetConfig", "Net", "make_net", "planes", "value_fn", "mixed_value_fn", "prior_fn", "tempered_prior_fn",
+           "mirror_actions",
            "grid_shape"]
 
 
@@ -186,3 +187,28 @@ def prior_fn(params: Net, env) -> jax.Array:
     """The search's ``prior_fn``: the network's policy logits of one game,
     ``float32[A]``."""
     return params(planes(env))[0]
+
+
+def tempered_prior_fn(temperature: float) -> Callable:
+    """The search's ``prior_fn(params, env) -> float32[A]``: the network's
+    policy logits divided by ``temperature``, so its softmax prior is
+    flatter (``> 1``) or sharper (``< 1``): the policy softmax temperature
+    of Leela Chess Zero's search.  ``1.0`` is :func:`prior_fn` itself; one
+    function object per temperature, so a search compiles once per
+    temperature.
+
+    Raises:
+      ValueError: ``temperature`` not a finite number > 0.
+    """
+    return _tempered_prior_fn(check_number("prior_temperature", temperature, 0, lo_open=True))
+
+
+@functools.lru_cache(maxsize=None)
+def _tempered_prior_fn(temperature: float) -> Callable:
+    if temperature == 1.0:
+        return prior_fn
+
+    def tempered(params: Net, env) -> jax.Array:
+        return prior_fn(params, env) / temperature
+
+    return tempered
