@@ -31,8 +31,8 @@ Also: self-play games/s, training steps/s and where the training time goes
 
 Run:  python benchmarks/training.py --game tictactoe --minutes 5 --eval-every 1
       python benchmarks/training.py --minutes 120 --eval-every 15
-      (a finished run is evaluated again without training: the same --out
-      and --minutes, e.g. with another --rollout-weight)
+      (a finished run is evaluated again without training, at its end only:
+      the same --out and --minutes, e.g. with another --rollout-weight)
       (``--quick``: a smoke run, tic-tac-toe, half a minute, 20 games.)
 Writes ``DIR/benchmark.json`` (``--out``, default ``runs/<game>``;
 ``benchmark-w<W>-t<T>.json`` with ``--rollout-weight W`` or
@@ -259,9 +259,12 @@ def main(argv=None) -> int:
         t0 = time.perf_counter()
         result = train(folder, game, minutes=t, seed=args.seed, progress=sys.stderr.isatty())
         wall = time.perf_counter() - t0
+        last = t >= args.minutes - 1e-9
+        if not last and result.curve[-1]["minutes"] >= args.minutes - 1e-9:
+            continue  # a finished run evaluated again: its one point is the last
         trained = load(folder, game, rollout_weight=args.rollout_weight, prior_temperature=args.prior_temperature)
         t1 = time.perf_counter()
-        ev = evaluate(trained, game, args, recs, envs, baseline, last=t >= args.minutes - 1e-9)
+        ev = evaluate(trained, game, args, recs, envs, baseline, last=last)
         point = {"minutes": result.curve[-1]["minutes"], "train_wall_seconds": wall,
                  "eval_seconds": time.perf_counter() - t1, "eval": ev}
         points.append(point)
