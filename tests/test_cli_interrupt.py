@@ -112,3 +112,66 @@ def test_a_ctrl_c_that_numpy_turns_into_a_system_error_is_still_exit_130(command
     err = capsys.readouterr().err
     expected = f"c4jax {command}: interrupted" + (f": {kept.format(out=out)}" if kept else "")
     assert err.strip().splitlines()[-1] == expected, err
+
+
+def test_a_ctrl_c_during_start_up_is_held_until_jax_is_imported_then_exit_130(tmp_path, monkeypatch, capsys):
+    """Ctrl-C while ``import jax`` runs (its C extensions crash or turn the
+    interrupt into another error when it lands inside them) is held back and
+    ends the command once start-up is over."""
+    import os
+    import signal
+
+    import c4jax.cli as cli
+
+    started = []
+
+    def start_up_interrupted(folder):
+        os.kill(os.getpid(), signal.SIGINT)  # delivered now: held, no KeyboardInterrupt here
+        started.append(folder)
+
+    monkeypatch.setattr(cli, "enable_compilation_cache", start_up_interrupted)
+    monkeypatch.setattr("c4jax.cli.analyze.run", lambda *a: pytest.fail("the command ran after the Ctrl-C"))
+    exits = []
+    monkeypatch.setattr(cli, "hard_exit", exits.append)
+    before = signal.getsignal(signal.SIGINT)
+    try:
+        assert cli.main(["analyze", "1", "--game", "tictactoe"]) == 130 and exits == [130] and len(started) == 1
+        assert capsys.readouterr().err.strip().splitlines()[-1] == "c4jax analyze: interrupted"
+    finally:
+        signal.signal(signal.SIGINT, before)
+
+
+def test_a_ctrl_c_inside_a_gc_callback_is_sent_again_once_the_callback_is_over():
+    """Python prints and drops an exception raised in a gc callback (JAX runs
+    one at every collection), so the commands' handler sends the signal again
+    instead; anywhere else it raises KeyboardInterrupt."""
+    import gc
+    import signal
+    import sys
+
+    from c4jax.cli.terminal import on_interrupt
+
+    seen = []
+    before = signal.signal(signal.SIGINT, lambda signum, frame: seen.append(signum))
+
+    def callback(phase, info):
+        if phase == "start" and not called:
+            called.append(phase)
+            try:
+                on_interrupt(signal.SIGINT, sys._getframe())
+            except KeyboardInterrupt:
+                raised.append(True)
+
+    called, raised = [], []
+    gc.callbacks.append(callback)
+    try:
+        gc.collect()
+        deadline = time.monotonic() + 5
+        while not seen and time.monotonic() < deadline:
+            time.sleep(0.01)
+    finally:
+        gc.callbacks.remove(callback)
+        signal.signal(signal.SIGINT, before)
+    assert called and not raised and seen == [signal.SIGINT]
+    with pytest.raises(KeyboardInterrupt):
+        on_interrupt(signal.SIGINT, sys._getframe())

@@ -45,7 +45,9 @@ from c4jax.cli import analyze, arena, bench, play, selfplay, train  # noqa: E402
 from c4jax.cli.args import (  # noqa: E402
     EXIT_USAGE, PROG, OutputError, Parser, UsageError, common_parent, game_parent, search_parent,
 )
-from c4jax.cli.terminal import Interrupted, console, hard_exit, plain_interrupts, tolerate_any_encoding  # noqa: E402
+from c4jax.cli.terminal import (  # noqa: E402
+    Interrupted, console, hard_exit, interrupts_held, on_interrupt, plain_interrupts, tolerate_any_encoding,
+)
 from c4jax.cli.from_args import cache_dir, check_memory_of, enable_compilation_cache, use_device  # noqa: E402
 
 __all__ = ["main", "run", "build_parser"]
@@ -83,26 +85,31 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Runs the ``c4jax`` command with ``argv`` (default ``sys.argv[1:]``);
     returns the exit status."""
     t_start = _START if argv is None else time.perf_counter()
-    parser = build_parser()
-    try:
-        args = parser.parse_args(None if argv is None else list(argv))
-    except SystemExit as e:  # --help, --version and argparse's one-line errors
-        return e.code if isinstance(e.code, int) else (0 if e.code is None else EXIT_USAGE)
-    if args.command is None:
-        sys.stderr.write(
-            f"{PROG}: error: a command is required: play, analyze, arena, selfplay, train or bench (see '{PROG} --help')\n"
-        )
-        return EXIT_USAGE
-    tolerate_any_encoding()
-    con = console()
+    # Ctrl-C during start-up (JAX's import) is held back and acted on after it.
+    with interrupts_held() as came:
+        parser = build_parser()
+        try:
+            args = parser.parse_args(None if argv is None else list(argv))
+        except SystemExit as e:  # --help, --version and argparse's one-line errors
+            return e.code if isinstance(e.code, int) else (0 if e.code is None else EXIT_USAGE)
+        if args.command is None:
+            sys.stderr.write(
+                f"{PROG}: error: a command is required: play, analyze, arena, selfplay, train or bench "
+                f"(see '{PROG} --help')\n"
+            )
+            return EXIT_USAGE
+        tolerate_any_encoding()
+        con = console()
+        enable_compilation_cache(cache_dir(args))
     # Ctrl-C must reach us even if SIGINT was inherited as ignored (nohup, some
     # CI runners): every command ends on it with exit status 130.
     import signal
 
     with contextlib.suppress(ValueError, OSError):
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-    enable_compilation_cache(cache_dir(args))
+        signal.signal(signal.SIGINT, on_interrupt)
     try:
+        if came:
+            raise KeyboardInterrupt
         with plain_interrupts():
             check_memory_of(args)
             use_device(args)

@@ -34,6 +34,46 @@ def interrupt_behind(e: BaseException) -> KeyboardInterrupt | None:
 
 
 @contextlib.contextmanager
+def interrupts_held():
+    """Holds Ctrl-C back while the block runs: a command's start-up, whose
+    ``import jax`` loads C extensions that crash, abort or report another
+    error when an interrupt lands inside them.  Yields a list that gets the
+    signal if one came (the caller acts on it after the block); outside the
+    main thread, where no handler can be set, it holds nothing back."""
+    import signal
+
+    came: list[int] = []
+    try:
+        previous = signal.signal(signal.SIGINT, lambda signum, frame: came.append(signum))
+    except (ValueError, OSError):
+        yield came
+        return
+    try:
+        yield came
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def on_interrupt(signum, frame) -> None:
+    """The commands' SIGINT handler: ``KeyboardInterrupt``, except inside a
+    ``gc`` callback (JAX's runs at every collection), where Python would
+    print the exception and drop it: there the signal is sent again 50 ms
+    later, once the collection is over."""
+    import gc
+    import signal
+    import threading
+
+    callbacks = {getattr(cb, "__code__", None) for cb in gc.callbacks}
+    f = frame
+    while f is not None:
+        if f.f_code in callbacks:
+            threading.Timer(0.05, os.kill, (os.getpid(), signal.SIGINT)).start()
+            return
+        f = f.f_back
+    raise KeyboardInterrupt
+
+
+@contextlib.contextmanager
 def plain_interrupts():
     """Raises the ``KeyboardInterrupt`` itself where a Ctrl-C came out of the
     block as another exception: one that lands in a C extension's callback
