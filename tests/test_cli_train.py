@@ -46,6 +46,7 @@ def test_train_again_resumes_and_refuses_other_settings(run_dir, monkeypatch, ca
     assert code == 2 and err.count("\n") == 1 and "other --seed" in err
     code, _, err = _main(monkeypatch, capsys, ["train", "--minutes", "1", "--out", run_dir])
     assert code == 2 and err.count("\n") == 1 and "holds a run of tictactoe, not of connect4" in err
+    assert err.count("--overwrite") == 1  # train's own hint, once
     assert (run_dir / CHECKPOINT).read_bytes() == before
 
 
@@ -75,6 +76,10 @@ def test_the_network_plays_in_the_arena_and_analyzes(run_dir, monkeypatch, capsy
     (["arena", "net:8", "mcts:8", "--game", "tictactoe", "--games", "2"], "give one (--net DIR)"),
     (["arena", "mcts:8", "random", "--net", "{net}", "--game", "tictactoe", "--games", "2"], "name one"),
     (["arena", "net:8", "mcts:8", "--net", "{net}", "--games", "2"], "holds a run of tictactoe"),
+    (["analyze", "44", "--net", "{net}"], "not of connect4 (cols=7, connect=4, rows=6): give that game or another "
+     "folder"),
+    (["analyze", "44", "--net", ""], "--net: expected a folder, got an empty name"),
+    (["train", "--minutes", "1", "--out", ""], "--out: expected a folder, got an empty name"),
     (["analyze", "44", "--net", "{tmp}/none"], "holds no training run"),
     (["play", "--net", "{tmp}/none"], "holds no training run"),
     (["analyze", "5", "--game", "tictactoe", "--net", "{partial}"], "not a whole training checkpoint"),
@@ -92,5 +97,7 @@ def test_bad_input_is_one_line_exit_2_and_nothing_written(run_dir, tmp_path, mon
     code, _, err = _main(monkeypatch, capsys, argv)
     assert code == 2
     assert err.count("\n") == 1 and "Traceback" not in err and message in err, err
+    assert "--overwrite" not in err or argv[0] == "train"  # no other command has it
+    assert "--no-cache" not in err  # the cache folder's hint only
     assert sorted(os.listdir(tmp_path)) == ["partial"]
     assert sorted(os.listdir(partial)) == [CHECKPOINT]

@@ -118,6 +118,12 @@ def file_arg(text: str) -> str:
 
 def folder_arg(text: str) -> str:
     if not text.strip():
+        raise argparse.ArgumentTypeError("expected a folder, got an empty name")
+    return text
+
+
+def cache_folder_arg(text: str) -> str:
+    if not text.strip():
         raise argparse.ArgumentTypeError("expected a folder, got an empty name (--no-cache: no cache)")
     return text
 
@@ -131,7 +137,7 @@ def common_parent() -> argparse.ArgumentParser:
     g.add_argument(
         "--cache-dir",
         metavar="DIR",
-        type=folder_arg,
+        type=cache_folder_arg,
         default=None,
         help="JAX persistent compilation cache (default: $C4JAX_CACHE_DIR, else "
         "$XDG_CACHE_HOME/c4jax/jax or ~/.cache/c4jax/jax)",

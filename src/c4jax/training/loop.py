@@ -282,7 +282,7 @@ class RunState:
         if game is not None and game != stored:
             raise checkpoint.CheckpointError(
                 f"{folder} holds a run of {_game_label(meta)}, not of {_game_label(_game_meta(game))}: "
-                "give that game, another folder, or --overwrite")
+                "give that game or another folder")
         state = cls(stored, config, seed)
         state.net = checkpoint.leaves_into(state.net, arrays, "net", path)
         state.opt_state = checkpoint.leaves_into(state.opt_state, arrays, "opt", path)
