@@ -80,8 +80,9 @@ def run(args, con, t_start: float) -> int:
             raise UsageError(f"{args.out} holds a run with other {', '.join(changed)}: leave "
                              f"{'it' if len(changed) == 1 else 'them'} out to resume it, or pass --overwrite")
         if state.seconds >= 60 * args.minutes:
+            plural = "s" if state.iteration != 1 else ""
             print_line(con, f"{args.out} has trained {state.seconds / 60:,.1f} minutes already "
-                       f"({state.iteration:,} iterations): give more --minutes to go on", markup=False)
+                       f"({state.iteration:,} iteration{plural}): give more --minutes to go on", markup=False)
             return 0
         print_line(con, f"Resuming {args.out} after iteration {state.iteration:,} "
                    f"({state.seconds / 60:,.1f} training minutes)", markup=False)

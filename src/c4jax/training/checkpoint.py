@@ -57,6 +57,9 @@ def read(folder: str) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     """
     path = os.path.join(folder, CHECKPOINT)
     if not os.path.isfile(path):
+        if not os.path.isdir(folder):
+            what = "a file" if os.path.exists(folder) else "no such folder"
+            raise CheckpointError(f"{folder} is {what}: give the folder of a training run (holding {CHECKPOINT})")
         raise CheckpointError(f"{folder} holds no training run (no {CHECKPOINT})")
     try:
         with np.load(path, allow_pickle=False) as f:
