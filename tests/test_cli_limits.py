@@ -110,7 +110,7 @@ def test_every_numeric_option_of_every_command_is_in_the_table():
 
 def test_every_option_that_takes_a_value_is_a_number_with_a_range_a_choice_or_a_name():
     sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
-    names = {"file_arg", "folder_arg"}
+    names = {"file_arg", "folder_arg", "cache_folder_arg"}
     for command, parser in sub.choices.items():
         for action in parser._actions:
             if action.nargs == 0 or action.option_strings == [] or action.choices:

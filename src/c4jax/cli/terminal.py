@@ -51,7 +51,8 @@ def interrupts_held():
     try:
         yield came
     finally:
-        signal.signal(signal.SIGINT, previous)
+        # None: a handler set outside Python, which cannot be put back.
+        signal.signal(signal.SIGINT, signal.default_int_handler if previous is None else previous)
 
 
 def on_interrupt(signum, frame) -> None:
