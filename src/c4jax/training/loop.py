@@ -53,8 +53,8 @@ from c4jax.training.network import NetConfig, make_net, mixed_value_fn, prior_fn
 from c4jax.training.replay import ReplayBuffer, examples_from_records
 from c4jax.validation import check_int, check_number
 
-__all__ = ["TrainConfig", "TrainResult", "train", "Trained", "load", "default_config", "default_rollout_weight", "default_prior_temperature",
-           "CONNECT4_ROLLOUT_WEIGHT"]
+__all__ = ["TrainConfig", "TrainResult", "train", "Trained", "load", "default_config", "default_rollout_weight",
+           "CONNECT4_ROLLOUT_WEIGHT", "default_prior_temperature", "CONNECT4_PRIOR_TEMPERATURE"]
 
 
 @dataclasses.dataclass(frozen=True)
