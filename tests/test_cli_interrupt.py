@@ -141,6 +141,46 @@ def test_a_ctrl_c_during_start_up_is_held_until_jax_is_imported_then_exit_130(tm
         signal.signal(signal.SIGINT, before)
 
 
+# The console script's entry (c4jax.__main__.run) with a Ctrl-C delivered while
+# it imports the command's modules: from inside that import, so the test does
+# not depend on timing.
+_IMPORT_INTERRUPTED = """
+import builtins, os, signal, sys
+import c4jax.__main__ as entry
+real_import = builtins.__import__
+def interrupting_import(name, *args, **kwargs):
+    if name == "c4jax.cli" and not sys.modules.get("c4jax.cli"):
+        os.kill(os.getpid(), signal.SIGINT)
+    return real_import(name, *args, **kwargs)
+builtins.__import__ = interrupting_import
+sys.argv = ["c4jax", "analyze", "1", "--game", "tictactoe", "--no-cache"]
+entry.run()
+print("the command ran after the Ctrl-C")
+"""
+
+
+def test_a_ctrl_c_while_the_console_script_imports_the_command_is_exit_130_and_one_line(tmp_path):
+    """Ctrl-C between the process start and ``main`` (the import of the
+    command's modules, before JAX) ends the command as any other start-up
+    interrupt does: exit 130, one line, no traceback."""
+    import subprocess
+    import sys
+
+    r = subprocess.run([sys.executable, "-c", _IMPORT_INTERRUPTED], capture_output=True, text=True, timeout=120,
+                       cwd=tmp_path)
+    assert r.returncode == 130, (r.returncode, r.stderr)
+    assert r.stderr.strip().splitlines() == ["c4jax analyze: interrupted"] and r.stdout == "", r.stderr
+
+
+def test_the_installed_console_script_starts_at_the_hold():
+    """The installed ``c4jax`` command runs ``c4jax.__main__.run`` (the entry
+    that holds Ctrl-C from its first call), as ``python -m c4jax`` does."""
+    from importlib.metadata import entry_points
+
+    (script,) = entry_points(group="console_scripts", name="c4jax")
+    assert script.value == "c4jax.__main__:run"
+
+
 def test_a_ctrl_c_inside_a_gc_callback_is_sent_again_once_the_callback_is_over():
     """Python prints and drops an exception raised in a gc callback (JAX runs
     one at every collection), so the commands' handler sends the signal again

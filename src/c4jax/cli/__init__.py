@@ -105,10 +105,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     # CI runners): every command ends on it with exit status 130.
     import signal
 
+    previous = None
     with contextlib.suppress(ValueError, OSError):
-        signal.signal(signal.SIGINT, on_interrupt)
+        previous = signal.signal(signal.SIGINT, on_interrupt)
     try:
-        if came:
+        # The console script's hold (c4jax.__main__) has what came before.
+        if came or getattr(previous, "held", None):
             raise KeyboardInterrupt
         with plain_interrupts():
             check_memory_of(args)
@@ -148,7 +150,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def run() -> None:
-    """The console script (``c4jax``, ``python -m c4jax``): :func:`main`,
+    """The console script (``c4jax``, ``python -m c4jax``; :mod:`c4jax.__main__` calls it): :func:`main`,
     then the process ends at once with its status (:func:`hard_exit`),
     without the interpreter's teardown of JAX's runtime (its client and
     compiled programs), which nothing a finished command needs: every file
