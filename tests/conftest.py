@@ -19,7 +19,12 @@ shared persistent compilation cache.
   users' searches do, at c4jax's LLVM level (``_compile_overrides``).
 * One persistent compilation cache per session, shared by the xdist workers
   (``pytest_configure``), keeping every program: tests build the same
-  programs again from functions of their own.
+  programs again from functions of their own.  Searches are not kept on
+  disk as traced programs there (``c4jax.runtime.compiled.load_or_export``:
+  exporting a search and lowering the export again costs each new search
+  more than a later load saves in one session); a test that points JAX's
+  cache at a folder of its own gets them, as users do, and so does every
+  ``c4jax`` command the tests start (``_traced_programs_kept_in_own_folders``).
 """
 
 
@@ -193,3 +198,20 @@ def _drop_jax_caches_after_module():
         sys.modules["c4jax.runtime.compiled"].clear()
     jax.clear_caches()
     gc.collect()
+
+
+@pytest.fixture(autouse=True)
+def _traced_programs_kept_in_own_folders(monkeypatch):
+    """``c4jax.runtime.compiled.directory()`` is ``None`` (no traced program
+    kept) while JAX's cache is the session's, and the library's answer for
+    any other folder (the tests of keeping set their own)."""
+    import c4jax.runtime.compiled as compiled
+
+    directory = compiled.directory
+
+    def outside_the_session_cache():
+        if jax.config.jax_compilation_cache_dir == os.environ.get("C4JAX_TEST_JAX_CACHE"):
+            return None
+        return directory()
+
+    monkeypatch.setattr(compiled, "directory", outside_the_session_cache)
