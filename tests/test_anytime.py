@@ -288,6 +288,27 @@ def test_the_chunks_are_run_mcts_continuing_its_tree(noise):
     chex.assert_trees_all_equal(got, want)
 
 
+def test_every_chunk_runs_one_compiled_simulation_program():
+    """The first chunk runs the simulation program of the others (a small
+    start program sets up its tree): a new shape compiles one simulation
+    program, not one for the first chunk and one for the rest."""
+    names = []
+
+    def listener(event, duration, fun_name=None, **kwargs):
+        if event == "/jax/core/compile/backend_compile_duration":
+            names.append(fun_name)
+
+    c4jax.clear_compiled()
+    jax.monitoring.register_event_duration_secs_listener(listener)
+    try:
+        _, n = c4jax.run_mcts_anytime(jax.random.key(3), c4.from_moves("4"), 60.0, chunk=8, max_simulations=24,
+                                      capacity=112)
+    finally:
+        jax.monitoring.unregister_event_duration_listener(listener)
+    assert n == 24
+    assert names.count("jit(simulation_stage)") == 1 and names.count("jit(start_stage)") == 1, names
+
+
 @pytest.mark.parametrize("games", [1, 17])
 def test_nothing_compiles_once_the_clock_has_started(games):
     """Every program a call needs (the search's and the chunks' small ones)

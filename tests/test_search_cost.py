@@ -235,7 +235,7 @@ def test_a_lane_descent_is_one_kernel_at_batch_one():
 @pytest.mark.users_hlo
 @pytest.mark.parametrize("lanes,batch", slow_unless([(1, 1), (4, 1), (1, 8)], lambda case: case[0] == 1))
 def test_a_continued_anytime_chunk_copies_no_tree_buffer(lanes, batch):
-    """The anytime driver's later chunks (``continuing=True``, the tree
+    """The anytime driver's chunks (``continuing=True``, the tree
     donated) update the tree in place from the first instruction to the
     last: no capacity-sized ``copy`` anywhere in its three programs (the last
     simulation's writes are applied by a closing step inside the loop, a

@@ -5,10 +5,14 @@ A host-side driver around the compiled search of :func:`c4jax.run_mcts`: it
 runs chunks of ``chunk`` simulations on the same tree (each chunk continues
 the tree the previous one left, as subtree reuse continues a tree whose root
 is the position searched) until the budget is spent, and returns the last
-chunk's :class:`SearchOutput` and the number of simulations done.  The search
-is compiled ahead of time, once per (shapes, options), before the clock
-starts: no chunk and no later move compiles (the tree's capacity stays fixed,
-so a game played with subtree reuse compiles once).
+chunk's :class:`SearchOutput` and the number of simulations done.  Every
+chunk runs the same simulation program, on a tree whose root is the position
+(its buffers updated in place); a small start program sets up the first
+chunk's tree (the root evaluated: fresh, or the given tree's if its root is
+the position).  The search is compiled ahead of time, once per (shapes,
+options), before the clock starts: no chunk and no later move compiles (the
+tree's capacity stays fixed, so a game played with subtree reuse compiles
+once).
 
 Clock: after each chunk the driver stops if the budget is spent, if every
 root is solved (its value proven: more simulations change nothing), once
@@ -41,7 +45,8 @@ from c4jax.runtime import compiled
 from c4jax.runtime.compiled import search_platform
 from c4jax.games.env import Env, check_env
 from c4jax.search.output import SearchOutput
-from c4jax.search.programs import compiled_search, cpu_mesh, first_games, round_up, is_traced, on_device, one_game_device, pad_rows
+from c4jax.search.programs import (compiled_search, compiled_start, cpu_mesh, first_games, round_up, is_traced, on_device,
+                                   one_game_device, pad_rows)
 from c4jax.search.reuse import empty_tree
 from c4jax.search.run import check_params, prepare_search, unbatch_output, warn_non_finite
 from c4jax.validation import check_int, check_number, plain
@@ -218,21 +223,29 @@ def run_mcts_anytime(
         # Padded once for every chunk (each call would pad and drop the rows again).
         keys, envs, tree = _padded(rows)((keys, envs, tree))
     cached = compiled_count()
-    first = compiled_search(keys, envs, tree, opts, chunk, continuing=False, params=params)
-    later = compiled_search(keys, envs, tree, opts, chunk, continuing=True, params=params)
-    params = first.place_params(params)
+    # Every chunk runs one simulation program, the continuing one (the tree's
+    # root is the game's, its buffer donated): the first chunk's tree is set
+    # up by the start program (the root evaluated, fresh or reused).
+    search = compiled_search(keys, envs, tree, opts, chunk, continuing=True, params=params)
+    begin = compiled_start(keys, envs, tree, opts, params)
+    params = search.place_params(params)
     fold = _fold_in()
     fold(keys, 0)
     compile_s = 0.0
     if compiled_count() > cached:
         # Compiling is not thinking, nor is the first run of a new executable
-        # (tens of ms, against a few for the next ones): run both once on a
-        # throw-away tree (`later` donates its input), then start the clock.
-        warm = later(fold(keys, 1), envs, first(fold(keys, 0), envs, tree, params).search_tree, params)
-        # And the small programs of the chunks and of the return (each compiles once per shape).
-        _, placed_envs, placed_tree = later.place(keys, envs, warm.search_tree)
-        jax.device_get((_roots_solved(warm.search_tree.extra_data), warm.non_finite + warm.non_finite,
-                        _ranks_against_fallible(placed_tree, placed_envs, opts)))
+        # (tens of ms, against a few for the next ones): the loop's steps
+        # below run once, in its order, on a throw-away tree (the chunks
+        # donate theirs), so that the small programs of the chunks and of
+        # the return compile here too; then the clock starts.
+        warm_keys, warm_envs, warm_tree = search.place(fold(keys, 0), envs, tree)
+        warm_tree, total = begin(warm_keys, warm_envs, warm_tree, params)
+        roots = search.roots(warm_keys, warm_envs, params)
+        warm_tree, warm_non_finite = search.simulate(warm_keys, warm_envs, roots, warm_tree, params)
+        total = total + warm_non_finite
+        total = total + warm_non_finite
+        jax.device_get((_roots_solved(warm_tree.extra_data), _ranks_against_fallible(warm_tree, warm_envs, opts)))
+        warm = search.output(warm_keys, warm_tree, warm_envs, warm_non_finite).replace(non_finite=total)
         jax.block_until_ready(unbatch_output(first_games(games)(warm) if rows != games else warm, single))
         now = clock()
         compile_s, start = now - start, now
@@ -242,7 +255,7 @@ def run_mcts_anytime(
     # needed again only for new root noise (a continued tree keeps its root
     # otherwise), and the output only once, after the last chunk.
     noisy = opts.dirichlet_fraction > 0
-    kept = _OUTPUT_SECONDS.setdefault(later.output_program, (collections.deque(maxlen=5), collections.deque(maxlen=5)))
+    kept = _OUTPUT_SECONDS.setdefault(search.output_program, (collections.deque(maxlen=5), collections.deque(maxlen=5)))
     reserve = [float(np.median(times)) if times else 0.0 for times in kept]
     # The kind of output is checked after each chunk only where the two
     # kinds' times differ, and otherwise once, to file the return's time.
@@ -252,11 +265,14 @@ def run_mcts_anytime(
     non_finite = None
     while True:
         t0 = clock()
-        search = later if done else first
         chunk_keys, envs, tree = search.place(fold(keys, done), envs, tree)
+        if not done:
+            tree, started_non_finite = begin(chunk_keys, envs, tree, params)
         if done <= 1 or noisy:
             roots = search.roots(chunk_keys, envs, params)
         tree, chunk_non_finite = search.simulate(chunk_keys, envs, roots, tree, params)
+        if not done:
+            chunk_non_finite = started_non_finite + chunk_non_finite
         non_finite = chunk_non_finite if non_finite is None else non_finite + chunk_non_finite
         solved = jax.device_get(_roots_solved(tree.extra_data))
         if check:

@@ -46,7 +46,7 @@ from c4jax.search.solver import make_solver
 from c4jax.search.tree import ROOT, apply_update, gather, masked_prior, new_tree, no_update, same_position
 from c4jax.search.values import prior_and_flag
 
-__all__ = ["RootEvaluation", "evaluate_root", "finish", "simulate"]
+__all__ = ["RootEvaluation", "evaluate_root", "finish", "simulate", "start_tree"]
 
 
 def _dirichlet(key, logits, legal, fraction, alpha):
@@ -92,7 +92,7 @@ def _root_keys(key) -> tuple[jax.Array, jax.Array, jax.Array, jax.Array]:
 
 def evaluate_root(key, env: Env, *, opts: SearchOptions, continuing: bool) -> RootEvaluation:
     """The first stage of one game's search: its root's prior, noise and
-    value.  ``continuing`` (static): the anytime driver's later chunks (the
+    value.  ``continuing`` (static): the anytime driver's chunks (the
     tree's root is valued already)."""
     root_key, noise_key, _, _ = _root_keys(key)
     legal = env.game.legal_action_mask(env)
@@ -151,6 +151,21 @@ def _root_tree(root: RootEvaluation, env: Env, tree, opts: SearchOptions,
     # One branch runs (one game; a batch's vmap selects between both): a
     # reused tree is not rebuilt, a fresh one not compared field by field.
     return jax.lax.cond(reusable, reused, fresh)
+
+
+def start_tree(key, env: Env, tree=None, *, opts: SearchOptions) -> tuple[mctx.Tree, jax.Array]:
+    """The anytime driver's tree before its first chunk: ``env``'s root
+    evaluated and set up as a search from ``tree`` sets it up (a fresh
+    root, or ``tree`` if its root is ``env``), so that every chunk, the
+    first included, runs the continuing simulation stage (one compiled
+    simulation program).  With it ``int32[]``: the root's evaluations
+    whose user function gave NaN or infinity, less a non-finite root prior
+    where the chunk counts it (Dirichlet noise: each chunk writes its own)."""
+    root = evaluate_root(key, env, opts=opts, continuing=False)
+    tree, non_finite = _root_tree(root, env, tree, opts, continuing=False)
+    if opts.dirichlet_fraction > 0:
+        non_finite = non_finite - root.prior_bad
+    return tree, non_finite
 
 
 def _descend_lanes(key, tree, select, max_depth: int, lanes: int):

@@ -44,15 +44,16 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec
 from c4jax.runtime import compiled
 from c4jax.runtime.compiled import GAMES, game_mesh, over_games, search_platform
 from c4jax.runtime.xla_flags import compiler_options, light_compiler_options
-from c4jax.search.mcts import RootEvaluation, evaluate_root, finish, simulate
+from c4jax.search.mcts import RootEvaluation, evaluate_root, finish, simulate, start_tree
 from c4jax.search.options import SearchOptions
 from c4jax.search.output import SearchOutput
 from c4jax.search.prng import search_keys
 
 __all__ = [
     "BLOCK", "MIN_GAMES_PER_DEVICE", "CompiledSearch", "block_size", "callers_placement", "compiled_search",
-    "cpu_mesh", "in_blocks", "is_traced", "lower_stages", "non_finite_message", "one_game_device", "one_game_platform",
-    "output_stage", "pad_rows", "root_shapes", "round_up", "root_stage", "search_batch", "simulation_stage", "traced_batch_search",
+    "compiled_start", "cpu_mesh", "in_blocks", "is_traced", "lower_stages", "non_finite_message", "one_game_device", "one_game_platform",
+    "output_stage", "pad_rows", "root_shapes", "round_up", "root_stage", "search_batch", "simulation_stage",
+    "start_stage", "traced_batch_search",
     "traced_search",
 ]
 
@@ -246,6 +247,13 @@ def output_stage(keys, tree, envs, non_finite, *, opts: SearchOptions) -> Search
     keys = search_keys(keys)
     out = _per_game(functools.partial(finish, opts=opts), keys.shape[0])(keys, tree, envs, non_finite)
     return out.replace(search_tree=tree)
+
+
+def start_stage(keys, envs, tree, params=None, *, opts: SearchOptions):
+    """:func:`c4jax.search.mcts.start_tree` of each game: ``(tree, non_finite)``."""
+    keys = search_keys(keys)
+    opts = opts.with_params(params)
+    return _per_game(functools.partial(start_tree, opts=opts), keys.shape[0])(keys, envs, tree)
 
 
 def traced_search(keys, envs, tree, num_simulations, params=None, *, opts: SearchOptions, gumbel_simulations,
@@ -471,6 +479,60 @@ def _unplaced_params(params):
     return params
 
 
+def _placed_shapes(keys, envs, tree, params):
+    """``(mesh, rows, args, params)``: the CPU mesh the games are split over
+    (:func:`cpu_mesh`, or ``None``), the rows they are padded to, and the
+    arguments ``(keys, envs, tree)`` and weights the programs are lowered
+    from (with a mesh: ``jax.ShapeDtypeStruct`` s of the padded, placed
+    games and of the weights whole on every device; else as given)."""
+    args = (keys, envs, tree)
+    games = keys.shape[0]
+    mesh = cpu_mesh(games, args)
+    if mesh is None:
+        return None, games, args, params
+    rows = round_up(games, mesh)
+    games_sharding, whole = NamedSharding(mesh, GAMES), NamedSharding(mesh, PartitionSpec())
+    args = jax.tree.map(lambda x: jax.ShapeDtypeStruct((rows,) + x.shape[1:], x.dtype, sharding=games_sharding), args)
+    params = jax.tree.map(lambda x: jax.ShapeDtypeStruct(np.shape(x), jnp.result_type(x), sharding=whole), params)
+    return mesh, rows, args, params
+
+
+def _signature(args, params, opts: SearchOptions, mesh, options: dict) -> tuple:
+    """What a compiled program of :func:`_placed_shapes`'s ``args`` and
+    ``params`` depends on besides its function."""
+    return (
+        jax.tree.structure(args),
+        tuple((x.shape, x.dtype, None if mesh is not None else getattr(x, "sharding", None))
+              for x in jax.tree.leaves(args)),
+        jax.tree.structure(params),
+        tuple((np.shape(x), jnp.result_type(x), None if mesh is not None else getattr(x, "sharding", None))
+              for x in jax.tree.leaves(params)),
+        opts,
+        None if mesh is None else tuple(d.id for d in mesh.devices.flat),
+        BLOCK,
+        tuple(sorted(options.items())),
+        search_platform(),
+    )
+
+
+def compiled_start(keys, envs, tree, opts: SearchOptions, params=None) -> Callable:
+    """The compiled :func:`start_stage` of these shapes and options, from the
+    process's set of compiled programs: ``(keys, envs, tree, params) ->
+    (tree, non_finite)`` on the arguments placed as
+    :meth:`CompiledSearch.place` and :meth:`CompiledSearch.place_params`
+    place them (the same mesh and padding); ``tree`` is not donated."""
+    mesh, _, args, params = _placed_shapes(keys, envs, tree, params)
+    options = light_compiler_options(search_platform())
+    fn = functools.partial(start_stage, opts=opts)
+
+    def build():
+        specs = (GAMES, GAMES, GAMES, PartitionSpec())
+        traced = compiled.trace_program(fn, args + (params,), mesh, specs, GAMES)
+        return traced.lower().compile(compiler_options=options)
+
+    return compiled.compiled(("start",) + _signature(args, params, opts, mesh, options), build)
+
+
 def compiled_search(keys, envs, tree, opts: SearchOptions, num_simulations: int,
                     continuing: bool = False, params=None) -> CompiledSearch:
     """The compiled search of these shapes and options running
@@ -479,36 +541,11 @@ def compiled_search(keys, envs, tree, opts: SearchOptions, num_simulations: int,
     ``params``: the weights of ``opts.value_fn``/``prior_fn``, an argument
     of the programs (new weights of the same shapes and dtypes run the same
     programs)."""
-    args = (keys, envs, tree)
     games = keys.shape[0]
-    mesh = cpu_mesh(games, args)
+    mesh, rows, args, params = _placed_shapes(keys, envs, tree, params)
     options = compiler_options(search_platform())
-    rows = games
-    if mesh is not None:
-        # The games padded to a multiple of the devices and placed on them;
-        # the program is lowered from their shapes.
-        rows = round_up(games, mesh)
-        games_sharding = NamedSharding(mesh, GAMES)
-        args = jax.tree.map(
-            lambda x: jax.ShapeDtypeStruct((rows,) + x.shape[1:], x.dtype, sharding=games_sharding), args)
-        whole = NamedSharding(mesh, PartitionSpec())
-        params = jax.tree.map(lambda x: jax.ShapeDtypeStruct(np.shape(x), jnp.result_type(x), sharding=whole),
-                              params)
-    signature = (
-        continuing,
-        jax.tree.structure(args),
-        tuple((x.shape, x.dtype, None if mesh is not None else getattr(x, "sharding", None))
-              for x in jax.tree.leaves(args)),
-        jax.tree.structure(params),
-        tuple((np.shape(x), jnp.result_type(x), None if mesh is not None else getattr(x, "sharding", None))
-              for x in jax.tree.leaves(params)),
-        opts,
-        gumbel_simulations(opts, num_simulations),
-        None if mesh is None else tuple(d.id for d in mesh.devices.flat),
-        BLOCK,
-        tuple(sorted(options.items())),
-        search_platform(),
-    )
+    signature = (continuing,) + _signature(args, params, opts, mesh, options) + (
+        gumbel_simulations(opts, num_simulations),)
     keep = mesh is None and opts.prior_fn is None and opts.value_fn is None and compiled.directory() is not None
     game_source = compiled.game_digest(type(envs.game)) if keep else None
     kept, place, place_params, meanwhile = None, _unplaced, _unplaced_params, None
@@ -519,10 +556,10 @@ def compiled_search(keys, envs, tree, opts: SearchOptions, num_simulations: int,
         signature += ("exported",)
     elif mesh is not None:
         def place(keys, envs, tree):
-            return jax.device_put(pad_rows((keys, envs, tree), rows), games_sharding)
+            return jax.device_put(pad_rows((keys, envs, tree), rows), NamedSharding(mesh, GAMES))
 
         def place_params(params):
-            return jax.device_put(params, whole)
+            return jax.device_put(params, NamedSharding(mesh, PartitionSpec()))
 
         def meanwhile():  # placing the games compiles small programs: done while the simulations compile
             place(keys, envs, tree)
@@ -540,7 +577,7 @@ def search_batch(keys, envs, tree, params, opts: SearchOptions, num_simulations:
     host on its CPU: :func:`one_game_device`); inside a caller's
     ``jax.jit`` or ``vmap`` it is traced into the caller's program
     (:func:`traced_batch_search`).  ``continuing``: the anytime driver's
-    later chunks (the tree's root is ``envs`` already, and the tree's
+    chunks (the tree's root is ``envs`` already, and the tree's
     buffers are donated)."""
     if is_traced((keys, envs, tree, params)):
         return traced_batch_search(keys, envs, tree, params, opts, num_simulations,
