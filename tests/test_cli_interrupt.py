@@ -172,6 +172,36 @@ def test_a_ctrl_c_while_the_console_script_imports_the_command_is_exit_130_and_o
     assert r.stderr.strip().splitlines() == ["c4jax analyze: interrupted"] and r.stdout == "", r.stderr
 
 
+_HANDLER_AT_JAX_IMPORT = """
+import builtins, signal, sys
+from c4jax.cli import main
+from c4jax.cli.terminal import on_interrupt
+real_import = builtins.__import__
+seen = []
+def recording_import(name, *args, **kwargs):
+    if name == "jax" and not seen:
+        handler = signal.getsignal(signal.SIGINT)
+        seen.append("held" if handler not in (on_interrupt, signal.default_int_handler) else "not held")
+    return real_import(name, *args, **kwargs)
+builtins.__import__ = recording_import
+main(["analyze", "1", "--game", "tictactoe", "-n", "8", "--no-cache", "--json"])
+print(seen[0])
+"""
+
+
+def test_jax_is_imported_while_ctrl_c_is_held_with_or_without_the_cache(tmp_path):
+    """JAX's C extensions turn a Ctrl-C that lands in their initialisation
+    into an ``ImportError``: ``main`` imports them inside its start-up hold,
+    with ``--no-cache`` too (no cache to switch on: JAX would load later)."""
+    import subprocess
+    import sys
+
+    r = subprocess.run([sys.executable, "-c", _HANDLER_AT_JAX_IMPORT], capture_output=True, text=True, timeout=300,
+                       cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip().splitlines()[-1] == "held", r.stdout[-300:]
+
+
 def test_the_installed_console_script_starts_at_the_hold():
     """The installed ``c4jax`` command runs ``c4jax.__main__.run`` (the entry
     that holds Ctrl-C from its first call), as ``python -m c4jax`` does."""

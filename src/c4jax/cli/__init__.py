@@ -101,6 +101,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         tolerate_any_encoding()
         con = console()
         enable_compilation_cache(cache_dir(args))
+        # JAX's and the search's extensions load here, held, with or without
+        # the cache (a Ctrl-C inside their initialisation is an ImportError).
+        import c4jax.search  # noqa: F401
     # Ctrl-C must reach us even if SIGINT was inherited as ignored (nohup, some
     # CI runners): every command ends on it with exit status 130.
     import signal
