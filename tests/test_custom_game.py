@@ -37,7 +37,7 @@ def test_the_example_game_is_searched_solved_and_played():
     for a in (0, 5, 1, 6, 2):  # X: cells 1, 2, 3 of the top row; O: 6, 7
         env, _, _ = TTT4.env_step(env, a)
     assert np.asarray(TTT4.winning_moves(env)).tolist() == [False] * 16  # O cannot win at once
-    out = c4jax.run_mcts(jax.random.key(0), env, 200)
+    out = c4jax.run_mcts(jax.random.key(0), env, 64)
     assert int(out.action) == 3  # O blocks cell 4
     # X to move at cell 4 wins: the solver proves it at the root.
     env_x, _, _ = TTT4.env_step(env, 9)  # O elsewhere: X now wins at once
