@@ -51,12 +51,17 @@ def _check_lane_tree(tree, n, live):
                 np.testing.assert_allclose(t.node_values[i] * t.node_visits[i], total, atol=2e-3)
 
 
+# The Connect 4 searches here run 8 lanes and at most 64 simulations (a tree
+# of 65 nodes), on one game or five: one compiled search per batch size
+# (and one for a reused tree).
+
+
 def test_root_visits_exactly_num_simulations_in_a_batch_of_live_and_finished_games():
     finished = [c4.from_moves("1212121"), c4.env_step(c4.from_moves("1111112"), 0)[0]]
     live = [c4.from_moves("4453"), c4.from_moves("121212"), c4.from_moves("3")]
     envs = stack([live[0], finished[0], live[1], finished[1], live[2]])
-    n = 123  # not a multiple of the lanes: the last step runs 3 of 4
-    out = c4jax.run_mcts(jax.random.key(3), envs, n, lanes=4)
+    n = 59  # not a multiple of the lanes: the last step runs 3 of 8
+    out = c4jax.run_mcts(jax.random.key(3), envs, n, lanes=8)
     assert out.action.tolist()[1] == -1 and out.action.tolist()[3] == -1
     assert int(out.action[2]) == 0  # "121212": X wins in column 1
     _check_lane_tree(out.search_tree, n, [True, False, True, False, True])
@@ -64,13 +69,15 @@ def test_root_visits_exactly_num_simulations_in_a_batch_of_live_and_finished_gam
 
 def test_a_reused_tree_grows_by_exactly_num_simulations():
     env = c4.from_moves("44")
-    out = c4jax.run_mcts(jax.random.key(0), env, 300, lanes=8)
+    out = c4jax.run_mcts(jax.random.key(0), env, 64, lanes=8)
     action = int(out.action)
     kept = int(out.search_tree.children_visits[0, 0, action])
     sub = c4jax.get_subtree(out.search_tree, action)
-    again = c4jax.run_mcts(jax.random.key(1), c4.env_step(env, action)[0], 205, tree=sub, lanes=8)
+    # 37: not a multiple of the lanes (the kept 18 nodes and 37 more fit in
+    # the 65).
+    again = c4jax.run_mcts(jax.random.key(1), c4.env_step(env, action)[0], 37, tree=sub, lanes=8)
     t = row(again.search_tree)
-    assert t.node_visits[0] == kept + 205 and t.children_visits[0].sum() == kept - 1 + 205
+    assert t.node_visits[0] == kept + 37 and t.children_visits[0].sum() == kept - 1 + 37
 
 
 def test_a_full_tree_loses_no_simulation_with_uct():
@@ -109,14 +116,14 @@ def test_forced_wins_and_blocks_as_one_lane_finds_them():
 
 
 def test_same_key_same_tree_and_batch_rows_equal_single_games():
-    moves = ["", "4453", "3344"]
+    moves = ["", "4453", "3344", "4", "121212"]
     envs = stack([c4.from_moves(m) for m in moves])
     key = jax.random.key(11)
-    a = c4jax.run_mcts(key, envs, 80, lanes=8)
-    chex.assert_trees_all_equal(a, c4jax.run_mcts(key, envs, 80, lanes=8))
+    a = c4jax.run_mcts(key, envs, 64, lanes=8)
+    chex.assert_trees_all_equal(a, c4jax.run_mcts(key, envs, 64, lanes=8))
     keys = jax.random.split(key, len(moves))
     for i, m in enumerate(moves):
-        single = c4jax.run_mcts(keys[i], c4.from_moves(m), 80, lanes=8)
+        single = c4jax.run_mcts(keys[i], c4.from_moves(m), 64, lanes=8)
         chex.assert_trees_all_close(row(a.search_tree, i), row(single.search_tree, 0), atol=1e-6)
         assert int(single.action) == int(a.action[i])
 

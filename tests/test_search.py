@@ -46,9 +46,12 @@ def records():
 # Agreement with mctx's own search (something we did not write).
 
 
+@functools.partial(jax.jit, static_argnums=2)
 def _mctx_reference(key, env, n):
     """mctx.muzero_policy on our root_fn/recurrent_fn, with run_mcts's key
-    schedule (root_key, policy_key = split(key)) and its default Q transform."""
+    schedule (root_key, policy_key = split(key)) and its default Q transform.
+    Jitted: one program per game and budget (eagerly, each of mctx's
+    operations compiles on its own)."""
     root_key, policy_key = jax.random.split(key)
     envs = jax.tree.map(lambda x: x[None], env)
     root = c4jax.make_root_fn()(None, root_key, envs)
@@ -69,7 +72,9 @@ def _nodes_below_terminal(tree):
 
 @pytest.mark.parametrize(
     "game,moves,n,seed",
-    [(c4, "", 60, 42), (ttt, "5", 30, 42), (c4, "4453", 25, 42), (ttt, "", 40, 3)],
+    # One budget per game: one program of mctx's (jitted) and one search of
+    # ours per game.
+    [(c4, "", 60, 42), (ttt, "5", 40, 42), (c4, "4453", 60, 0), (ttt, "", 40, 3)],
 )
 def test_same_tree_as_mctx_muzero_policy(game, moves, n, seed):
     key = jax.random.key(seed)
@@ -80,13 +85,19 @@ def test_same_tree_as_mctx_muzero_policy(game, moves, n, seed):
     assert _nodes_below_terminal(ref) == []
     # solver=False: the solver's proofs change selection once a finished
     # game is reached (mctx has no solver).
-    # mctx's tree has n + 1 nodes; ours the budget's bucket unless told.
-    ours = c4jax.run_mcts(key, env, n, solver=False, capacity=n + 1, **c4jax.MCTX_RECIPE).search_tree
+    # mctx's tree has n + 1 nodes; ours the budget's bucket + 1 (65: the
+    # search the hand-worked trees and the next test run): its first n + 1
+    # nodes are mctx's, node for node, and the others were never used.
+    ours = c4jax.run_mcts(key, env, n, solver=False, **c4jax.MCTX_RECIPE).search_tree
+    assert ours.node_visits.shape == (1, 65)
     for field in TREE_FIELDS:
         np.testing.assert_allclose(
-            np.asarray(getattr(ours, field)), np.asarray(getattr(ref, field)),
+            np.asarray(getattr(ours, field))[:, :n + 1], np.asarray(getattr(ref, field)),
             rtol=0, atol=1e-6, err_msg=field,
         )
+    unused = row(ours)
+    assert np.all(unused.node_visits[n + 1:] == 0) and np.all(unused.parents[n + 1:] == -1)
+    assert np.all(unused.children_index[n + 1:] == -1) and np.all(unused.children_visits[n + 1:] == 0)
 
 
 def test_terminal_aware_where_mctx_expands_below_finished_games():
@@ -230,27 +241,30 @@ def test_hand_worked_three_legal_moves(solver):
     # out.value is exactly +1.
     env = ttt.from_moves("162849")
     assert np.flatnonzero(np.asarray(ttt.legal_action_mask(env))).tolist() == [2, 4, 6]
-    keys = jax.random.split(jax.random.key(11), 6)  # different tie-breaking noise
-    out = c4jax.run_mcts(keys, stack([env] * 6), 15, solver=solver, **c4jax.MCTX_RECIPE)
-    for i in range(6):
-        t = row(out.search_tree, i)
-        assert out.visit_counts[i].tolist() == [0, 0, 7, 0, 1, 0, 7, 0, 0]
-        assert out.qvalues[i].tolist() == [0, 0, 1, 0, -1, 0, 1, 0, 0]
-        assert int(out.action[i]) in (2, 6)
+    # Six keys: different tie-breaking noise.  One game at a time: the
+    # compiled searches of the one- and two-move trees above (a batch row
+    # is the one-game search of its key:
+    # test_same_key_same_result_and_batch_rows_equal_single_games).
+    for key in jax.random.split(jax.random.key(11), 6):
+        out = c4jax.run_mcts(key, env, 15, solver=solver, **c4jax.MCTX_RECIPE)
+        t = row(out.search_tree)
+        assert out.visit_counts.tolist() == [0, 0, 7, 0, 1, 0, 7, 0, 0]
+        assert out.qvalues.tolist() == [0, 0, 1, 0, -1, 0, 1, 0, 0]
+        assert int(out.action) in (2, 6)
         raw = float(t.raw_values[0])
         assert raw in (-1.0, 1.0)
         np.testing.assert_allclose(t.node_values[0], (raw + 13) / 16, rtol=1e-6)
-        np.testing.assert_allclose(float(out.value[i]), 1.0 if solver else (raw + 13) / 16, rtol=1e-6)
+        np.testing.assert_allclose(float(out.value), 1.0 if solver else (raw + 13) / 16, rtol=1e-6)
         lose = t.children_index[0, 4]
         assert t.raw_values[lose] == 1.0 and t.node_values[lose] == 1.0
         lo, hi = t.extra_data.value_lower, t.extra_data.value_upper
         if solver:
             assert (lo[0], hi[0]) == (1.0, 1.0) and (lo[lose], hi[lose]) == (1.0, 1.0)
-            assert out.qvalue_lower[i].tolist() == [-1, -1, 1, -1, -1, -1, 1, -1, -1]
-            assert out.qvalue_upper[i].tolist() == [-1, -1, 1, -1, -1, -1, 1, -1, -1]
+            assert out.qvalue_lower.tolist() == [-1, -1, 1, -1, -1, -1, 1, -1, -1]
+            assert out.qvalue_upper.tolist() == [-1, -1, 1, -1, -1, -1, 1, -1, -1]
         else:  # nothing proven; illegal actions lose by rule
-            assert out.qvalue_lower[i].tolist() == [-1] * 9
-            assert out.qvalue_upper[i].tolist() == [-1, -1, 1, -1, 1, -1, 1, -1, -1]
+            assert out.qvalue_lower.tolist() == [-1] * 9
+            assert out.qvalue_upper.tolist() == [-1, -1, 1, -1, 1, -1, 1, -1, -1]
         assert np.sum(t.node_visits > 0) == 4  # root, w1, l, w2
 
 
@@ -264,7 +278,9 @@ def test_solver_proves_a_loss_two_plies_deep_and_keeps_means_when_all_lose():
     exact = ttt.solve(env)
     legal = np.asarray(ttt.legal_action_mask(env))
     assert np.all(exact[legal] == -1)
-    out = c4jax.run_mcts(jax.random.key(0), env, 400)
+    # 3,000 simulations: the one-game tic-tac-toe search of
+    # test_solver_bounds_hold_the_exact_value_of_every_node.
+    out = c4jax.run_mcts(jax.random.key(0), env, 3000)
     t = row(out.search_tree)
     assert (t.extra_data.value_lower[0], t.extra_data.value_upper[0]) == (-1.0, -1.0)
     assert float(out.value) == -1.0
@@ -280,17 +296,38 @@ def test_solver_proves_a_loss_two_plies_deep_and_keeps_means_when_all_lose():
 # Tactics, both players, both games, 10 seeds each.
 
 
+@functools.cache
+def _records_searched_at_1000():
+    """``(action, qvalue_lower, qvalue_upper)`` of one jitted search, default
+    options and 1,000 simulations, of the tactical positions ten times over
+    (keys ``split(key(0), 300)``) followed by every record (keys
+    ``split(key(0), 330)``, as ``run_mcts(key(0), envs, 1000)`` splits its
+    key).  A batch row is the one-game search of its key
+    (test_same_key_same_result_and_batch_rows_equal_single_games), so each
+    test below reads the searches it would run alone, from one compiled
+    program (both tests are ``optimized``: whichever runs first compiles it)."""
+    tactical = [r for r in records() if r["kind"] == "tactical"]
+    envs = stack([c4.from_moves(r["moves"]) for r in tactical * 10 + records()])
+    keys = jnp.concatenate([jax.random.split(jax.random.key(0), len(tactical) * 10),
+                            jax.random.split(jax.random.key(0), len(records()))])
+
+    def search(k, e):
+        out = c4jax.run_mcts(k, e, 1000)
+        return out.action, out.qvalue_lower, out.qvalue_upper
+
+    return jax.device_get(jax.jit(search)(keys, envs))
+
+
 @pytest.mark.slow
 @pytest.mark.optimized
 def test_connect4_tactical_positions_win_now_else_block():
     recs = [r for r in records() if r["kind"] == "tactical"]
     assert {r["to_move"] for r in recs} == {1, 2}
-    envs = stack([c4.from_moves(r["moves"]) for r in recs] * 10)
-    keys = jax.random.split(jax.random.key(0), len(recs) * 10)
-    # Default options.  At 300 simulations 4 of these 300 searches still miss
-    # the block in "621454551432" (a lost position: every move loses, the
-    # block only later); at 1000 none does.
-    actions = np.asarray(jax.jit(lambda k, e: c4jax.run_mcts(k, e, 1000).action)(keys, envs))
+    # Default options, keys split(key(0), 300) over the positions ten times
+    # over.  At 300 simulations 4 of these 300 searches still miss the block
+    # in "621454551432" (a lost position: every move loses, the block only
+    # later); at 1000 none does.
+    actions = np.asarray(_records_searched_at_1000()[0][:len(recs) * 10])
     for i, a in enumerate(actions):
         r = recs[i % len(recs)]
         assert a in r["best"], (r["moves"], r["tactic"], a, r["best"])
@@ -315,7 +352,10 @@ def test_tictactoe_tactics_both_players():
             assert np.flatnonzero(np.asarray(ttt.winning_moves(c4jax.games.env.with_opponent_to_move(env)))).tolist() == best
     envs = stack([ttt.from_moves(m) for m, _ in cases] * 10)
     keys = jax.random.split(jax.random.key(1), len(cases) * 10)
-    actions = np.asarray(jax.jit(lambda k, e: c4jax.run_mcts(k, e, 200).action)(keys, envs))
+    # 64 simulations, 40 games: the compiled search of
+    # test_a_move_proven_to_lose_is_never_played_while_another_is_not's
+    # default options.
+    actions = np.asarray(c4jax.run_mcts(keys, envs, 64).action)
     for i, a in enumerate(actions):
         moves, best = cases[i % len(cases)]
         assert a in best, (moves, a, best)
@@ -329,15 +369,13 @@ def test_connect4_perfect_play_positions_floor():
     # recipe play at 1,000 simulations, key 0 (docs/strength.md); a random
     # legal move scores about 0.26 and 0.62.
     recs = records()
-    envs = stack([c4.from_moves(r["moves"]) for r in recs])
-    out = jax.jit(lambda k, e: c4jax.run_mcts(k, e, 1000))(jax.random.key(0), envs)
-    actions = np.asarray(out.action)
+    # The search of every record with key(0) (run_mcts(key(0), envs, 1000)).
+    actions, lower, upper = (np.asarray(x)[-len(recs):] for x in _records_searched_at_1000())
     strict = np.mean([a in r["best"] for a, r in zip(actions, recs)])
     wdl = np.mean([a in r["best_wdl"] for a, r in zip(actions, recs)])
     assert strict >= 0.867 and wdl >= 0.961, (strict, wdl)
     # The solver's proofs agree with Pascal Pons' perfect-play scores (the
     # sign of a column's score is its game-theoretic value for the mover).
-    lower, upper = np.asarray(out.qvalue_lower), np.asarray(out.qvalue_upper)
     proven = 0
     for i, r in enumerate(recs):
         for a, score in enumerate(r["scores"]):
@@ -396,7 +434,10 @@ def _exact_value(stones) -> float:
     return float(values[legal].max()) if legal.any() else 0.0
 
 
-@pytest.mark.parametrize("moves,n,seed", [("", 3000, 0), ("2", 2000, 1), ("15", 1500, 2), ("271", 400, 3)])
+# One budget (3,000 simulations, a tree of 4,097 nodes): one compiled
+# search, also the one of the other one-game tic-tac-toe searches of the
+# default options here (test_solver_proves_a_loss..., test_invariants_tictactoe_deep_search).
+@pytest.mark.parametrize("moves,n,seed", [("", 3000, 0), ("2", 3000, 1), ("15", 3000, 2), ("271", 3000, 3)])
 def test_solver_bounds_hold_the_exact_value_of_every_node(moves, n, seed):
     # Soundness against the exact solver: every node's proven bounds contain
     # its perfect-play value, and the search proves a real share of them.
@@ -446,11 +487,11 @@ def test_a_move_proven_to_lose_is_never_played_while_another_is_not(moves, n, op
     # A move proven to lose is excluded at the root even while the root
     # itself is unproven (excluding only the moves proven worse than the
     # root's lower bound would leave it playable there, able to win ties in
-    # visits, Gumbel's final choice and temperature sampling).  32 keys per
-    # position.
+    # visits, Gumbel's final choice and temperature sampling).  40 keys per
+    # position (the batch of test_tictactoe_tactics_both_players).
     env = ttt.from_moves(moves)
     exact = ttt.solve(env)
-    out = c4jax.run_mcts(jax.random.key(0), stack([env] * 32), n, **options)
+    out = c4jax.run_mcts(jax.random.key(0), stack([env] * 40), n, **options)
     upper = np.asarray(out.qvalue_upper)
     lower = np.asarray(out.qvalue_lower)
     legal = ~np.isnan(exact)
@@ -521,7 +562,7 @@ def test_invariants_batch_of_live_and_finished_games(selection):
     live = [c4.from_moves("4453"), c4.from_moves("121212"), c4.from_moves("3")]
     envs = stack([live[0], finished[0], live[1], finished[1], live[2]])
     is_live = [True, False, True, False, True]
-    n = 120
+    n = 64  # the batch shape and budget bucket of the next tests' searches
     out = c4jax.run_mcts(jax.random.key(3), envs, n, selection=selection)
     assert out.action.tolist()[1] == -1 and out.action.tolist()[3] == -1
     assert np.all(np.asarray(out.action_weights)[[1, 3]] == 0.0)
@@ -538,9 +579,10 @@ def test_invariants_batch_of_live_and_finished_games(selection):
 
 
 def test_invariants_tictactoe_deep_search():
-    out = c4jax.run_mcts(jax.random.key(5), ttt.env_reset(), 1000)
-    _check_tree_invariants(out.search_tree, 1000, [True])
-    # The tic-tac-toe game tree is small: 1,000 simulations reach finished games.
+    # 3,000 simulations: the search of test_solver_bounds_hold_the_exact_value_of_every_node.
+    out = c4jax.run_mcts(jax.random.key(5), ttt.env_reset(), 3000)
+    _check_tree_invariants(out.search_tree, 3000, [True])
+    # The tic-tac-toe game tree is small: 3,000 simulations reach finished games.
     t = row(out.search_tree)
     assert np.any(t.embeddings.done[t.node_visits > 0])
 
@@ -553,12 +595,12 @@ def test_same_key_same_result_and_batch_rows_equal_single_games():
     moves = ["", "4", "4453", "121212", "3344"]
     envs = stack([c4.from_moves(m) for m in moves])
     key = jax.random.key(11)
-    a = c4jax.run_mcts(key, envs, 80)
-    b = c4jax.run_mcts(key, envs, 80)
+    a = c4jax.run_mcts(key, envs, 64)
+    b = c4jax.run_mcts(key, envs, 64)
     chex.assert_trees_all_equal(a, b)
     keys = jax.random.split(key, len(moves))
     for i, m in enumerate(moves):
-        single = c4jax.run_mcts(keys[i], c4.from_moves(m), 80)
+        single = c4jax.run_mcts(keys[i], c4.from_moves(m), 64)
         assert int(single.action) == int(a.action[i])
         chex.assert_trees_all_equal(single.visit_counts, a.visit_counts[i])
         chex.assert_trees_all_close(single.qvalues, a.qvalues[i])
@@ -567,7 +609,7 @@ def test_same_key_same_result_and_batch_rows_equal_single_games():
             jax.tree.map(lambda x: x[i], a.search_tree),
         )
     # A [B] batch of keys: row i uses keys[i].
-    c = c4jax.run_mcts(keys, envs, 80)
+    c = c4jax.run_mcts(keys, envs, 64)
     chex.assert_trees_all_equal(a, c)
 
 
@@ -581,9 +623,10 @@ def test_the_default_is_one_lane_for_one_game_and_for_a_batch():
     env, key = c4.from_moves("4453"), jax.random.key(3)
     default = c4jax.run_mcts(key, env, 40)
     chex.assert_trees_all_equal(default, c4jax.run_mcts(key, env, 40, lanes=1))
-    four = c4jax.run_mcts(key, env, 40, lanes=4)
-    assert int(four.visit_counts.sum()) == int(default.visit_counts.sum()) == 40
-    assert not np.array_equal(four.search_tree.children_visits, default.search_tree.children_visits)
+    # 8 lanes: the one-game search tests/test_lanes.py compiles too.
+    eight = c4jax.run_mcts(key, env, 40, lanes=8)
+    assert int(eight.visit_counts.sum()) == int(default.visit_counts.sum()) == 40
+    assert not np.array_equal(eight.search_tree.children_visits, default.search_tree.children_visits)
     # A batch of one is one game.
     one = c4jax.run_mcts(key[None], stack([env]), 40)
     chex.assert_trees_all_equal(default.search_tree, one.search_tree)
@@ -595,15 +638,17 @@ def test_the_default_is_one_lane_for_one_game_and_for_a_batch():
     [({}, None), ({"selection": "uct", "solver": False}, 32), ({"selection": "gumbel"}, 32)],
     lambda case: case == ({"selection": "uct", "solver": False}, 32)))
 def test_a_batch_split_over_cpu_devices_and_blocks_builds_the_trees_of_single_games(options, block, monkeypatch):
-    """A batch of 66 games, split over the CPU devices (one per core) and, on
-    each, searched one game at a time (the CPU's blocks) or in vectorised
-    blocks of up to 32 (as a GPU runs a batch): row ``i`` is the one-game
-    search with key ``split(key, 66)[i]``, every field of its tree."""
+    """A batch of 67 games, split over the CPU devices (one per core; padded
+    to 68 on two) and, on each, searched one game at a time (the CPU's
+    blocks) or in vectorised blocks of up to 32 (as a GPU runs a batch): row
+    ``i`` is the one-game search with key ``split(key, 67)[i]``, every field
+    of its tree.  (67 games: the split batch of the next test but one, one
+    compiled search for both.)"""
     from c4jax.search import programs
 
     if block is not None:
         monkeypatch.setattr(programs, "BLOCK", block)
-    games = 66
+    games = 67
     moves = ["", "4453", "121212", "44", "7"] * 14
     envs = stack([c4.from_moves(m) for m in moves[:games]])
     key = jax.random.key(5)
@@ -611,10 +656,11 @@ def test_a_batch_split_over_cpu_devices_and_blocks_builds_the_trees_of_single_ga
     mesh = programs.cpu_mesh(games)
     devices = 1 if mesh is None else mesh.size
     assert devices == (2 if len(jax.devices("cpu")) >= 2 else 1)
-    expected = 1 if block is None else (22 if devices == 1 else 17)  # 33 per device: padded to 34
+    expected = 1 if block is None else (23 if devices == 1 else 17)  # 34 rows per device: 2 blocks of 17
     assert programs.block_size(-(-games // devices), "cpu") == expected
     keys = jax.random.split(key, games)
-    for i in (0, 1, 16, 17, 32, 33, 65):
+    # The first rows, both sides of every block's and device's edge, the last.
+    for i in (0, 1, 16, 17, 33, 34, 50, 51, 66):
         one = c4jax.run_mcts(keys[i], jax.tree.map(lambda x: x[i], envs), 24, lanes=1, **options)
         chex.assert_trees_all_equal(jax.tree.map(lambda x: x[i], out.replace(search_tree=None)),
                                     one.replace(search_tree=None))
@@ -639,15 +685,17 @@ def test_a_batch_placed_on_one_device_stays_there_and_an_odd_batch_is_split_padd
     padded, and its rows are those of the unpadded search."""
     from c4jax.search import programs
 
-    envs = stack([c4.from_moves(m) for m in (["", "4", "44"] * 6)[:17]])
+    # 67 games (a prime): the split search is the one
+    # test_a_batch_split_over_cpu_devices_and_blocks_builds_the_trees_of_single_games compiles.
+    envs = stack([c4.from_moves(m) for m in (["", "4", "44"] * 23)[:67]])
     placed = jax.device_put(envs, jax.devices()[0])
-    assert programs.cpu_mesh(17, (placed,)) is None
+    assert programs.cpu_mesh(67, (placed,)) is None
     out = c4jax.run_mcts(jax.random.key(2), placed, 20)
     assert out.visit_counts.sharding.device_set == {jax.devices()[0]}
     split = c4jax.run_mcts(jax.random.key(2), envs, 20)
     chex.assert_trees_all_equal(jax.device_get(out), jax.device_get(split))
     if len(jax.devices("cpu")) >= 2:
-        assert programs.cpu_mesh(17, (envs,)).size == 2
+        assert programs.cpu_mesh(67, (envs,)).size == 2
         assert len(split.visit_counts.sharding.device_set) == 2
 
 
@@ -655,7 +703,7 @@ def test_jitted_search_compiles_once():
     @jax.jit
     @chex.assert_max_traces(n=1)
     def search(key, env):
-        return c4jax.run_mcts(key, env, 50).action
+        return c4jax.run_mcts(key, env, 50)
 
     env = c4.from_moves("44")
     for i in range(4):
@@ -664,9 +712,17 @@ def test_jitted_search_compiles_once():
 
 
 def test_eager_and_jit_agree():
-    env = ttt.from_moves("15")
-    eager = c4jax.run_mcts(jax.random.key(2), env, 64)
-    jitted = jax.jit(lambda k, e: c4jax.run_mcts(k, e, 64))(jax.random.key(2), env)
+    # One Connect 4 game, 50 simulations: the eager search is the one-game
+    # search compiled for the tests above, the jitted one the program of
+    # test_jitted_search_compiles_once (the same function and name: loaded
+    # from JAX's persistent cache).
+    @jax.jit
+    def search(key, env):
+        return c4jax.run_mcts(key, env, 50)
+
+    env = c4.from_moves("4453")
+    eager = c4jax.run_mcts(jax.random.key(2), env, 50)
+    jitted = search(jax.random.key(2), env)
     chex.assert_trees_all_close(eager, jitted)
 
 
@@ -703,11 +759,12 @@ def test_bad_options_raise_value_errors_naming_allowed_values():
         c4jax.run_mcts(key, env, 10, dirichlet_fraction=True)
     with pytest.raises(ValueError, match=r"max_depth must be None or an int in 1\.\.42"):
         c4jax.run_mcts(key, env, 10, max_depth=10**9)
-    # NumPy scalars are the numbers they hold.
-    out = c4jax.run_mcts(key, env, 10, capacity=np.int64(11), pb_c_base=np.float32(19652.0), solver=np.bool_(True))
-    assert out.search_tree.node_visits.shape == (1, 11)
+    # NumPy scalars are the numbers they hold.  (Capacity 10: the search
+    # test_capacity_smaller_than_simulations_loses_no_simulation compiles.)
+    out = c4jax.run_mcts(key, env, 10, capacity=np.int64(10), pb_c_base=np.float32(19652.0), solver=np.bool_(True))
+    assert out.search_tree.node_visits.shape == (1, 10)
     with pytest.raises(ValueError, match="must come from run_mcts"):
-        c4jax.run_mcts(key, env, 10, tree=_mctx_reference(key, env, 5))
+        c4jax.run_mcts(key, env, 10, tree=_mctx_reference(key, env, 60))  # the program of the first mctx test
     with pytest.raises(ValueError, match="env must be a c4jax Env"):
         c4jax.run_mcts(key, np.zeros((6, 7)), 10)
     with pytest.raises(ValueError, match="at most one batch axis"):
@@ -750,12 +807,16 @@ def test_budgets_and_capacities_past_their_limits_are_value_errors():
 
 def test_numpy_integers_are_budgets_like_python_ints():
     # A budget read from a NumPy array (a sweep over np.arange) searches like
-    # the Python int, as capacity and the other options do.
-    env = ttt.from_moves("15")
+    # the Python int, as capacity and the other options do.  (The search of
+    # test_capacity_smaller_than_simulations_loses_no_simulation: 60
+    # simulations in 10 nodes.)
     key = jax.random.key(0)
-    a = c4jax.run_mcts(key, env, np.int32(10), capacity=np.int64(11))
-    b = c4jax.run_mcts(key, env, 10, capacity=11)
+    a = c4jax.run_mcts(key, c4.from_moves("44"), np.int32(60), capacity=np.int64(10))
+    b = c4jax.run_mcts(key, c4.from_moves("44"), 60, capacity=10)
+    assert a.search_tree.node_visits.shape == b.search_tree.node_visits.shape == (1, 10)
     np.testing.assert_array_equal(a.visit_counts, b.visit_counts)
+    chex.assert_trees_all_equal(a.search_tree, b.search_tree)
+    env = ttt.from_moves("15")
     assert c4jax.mcts_player(np.int64(10)) is c4jax.mcts_player(10)
     with pytest.raises(ValueError, match=r"seconds must be a number in \(0, 604800\]"):
         c4jax.run_mcts_anytime(key, env, 1e308)
@@ -775,12 +836,17 @@ def test_numpy_integers_are_budgets_like_python_ints():
     ], lambda options: options in (dict(selection="uct"), dict(selection="gumbel"))),
 )
 def test_every_selection_rule_and_option_finds_the_win(options):
-    # O to move; O has 2,2,2 in column 2 ("1212121" minus the last X):
-    # position "121212": X to move wins in column 1 (index 0).
-    envs = stack([c4.from_moves("121212"), c4.from_moves("1212123")])
-    out = c4jax.run_mcts(jax.random.key(4), envs, 150, **options)
-    assert out.action.tolist() == [0, 1], out.visit_counts  # O: win in column 2
-    assert float(out.qvalues[0, 0]) == 1.0 and float(out.qvalues[1, 1]) == 1.0
+    # Position "121212": X to move wins in column 1 (index 0); "1212123": O
+    # to move, O has 2,2,2 in column 2 and wins there (index 1); the same
+    # two mirrored (columns 7 and 6) and in the middle ("434343": X wins in
+    # column 4).  Five games and 64 simulations: the compiled searches of
+    # test_invariants_batch_of_live_and_finished_games's batch (puct, uct,
+    # gumbel).
+    moves, wins = ["121212", "1212123", "767676", "7676765", "434343"], [0, 1, 6, 5, 3]
+    envs = stack([c4.from_moves(m) for m in moves])
+    out = c4jax.run_mcts(jax.random.key(4), envs, 64, **options)
+    assert out.action.tolist() == wins, out.visit_counts
+    assert np.asarray(out.qvalues)[np.arange(5), wins].tolist() == [1.0] * 5
 
 
 def test_gumbel_recommends_among_the_last_candidates_not_only_the_most_visited():
