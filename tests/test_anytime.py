@@ -17,6 +17,15 @@ from c4jax.search import anytime
 from c4jax.search.options import options_from_kwargs
 
 
+# The searches of one game below share one compiled shape (tic-tac-toe, 2,048
+# nodes; the chunk size is an argument of the program), and those of a batch
+# another (20 rows), except where a test needs shapes no other test compiles
+# (112 nodes).  The timing tests drop c4jax's compiled searches first, so
+# that their first call compiles its programs again (or loads them from the
+# persistent cache) and its output program has no times of earlier calls.
+TTT_CAPACITY = 2048
+
+
 class FakeClock:
     """Advances ``step`` seconds each time it is read."""
 
@@ -29,39 +38,27 @@ class FakeClock:
         return self.t
 
 
-@pytest.mark.slow
-def test_the_clock_rule_never_overruns_by_more_than_one_chunk():
-    # Each chunk reads the clock twice (before, after): one chunk "takes"
-    # one step.  Budget 10.5 steps: it stops once the next chunk would
-    # overrun, and its elapsed time stays within one chunk of the budget.
-    env = c4.env_reset()
-    clock = FakeClock(1.0)
-    out, n = c4jax.run_mcts_anytime(jax.random.key(0), env, 10.5, chunk=16, clock=clock, capacity=1024)
-    chunks = n // 16
-    elapsed = clock.t - 1.0  # the first read starts the clock
-    assert elapsed <= 10.5 + 2.0 and chunks >= 4
-    assert int(out.search_tree.node_visits[0, 0]) == n + 1
-    assert int(np.sum(out.visit_counts)) == n
-
-
 def test_compiling_and_the_first_runs_are_not_thinking_time():
     """A call that compiles runs both new executables once before the clock
     starts (a new executable's first run is several times slower than the
     next): ``timing`` reports that time apart, and a second call with the
     same shapes compiles and warms nothing, and keeps the time the first
-    call's output took.  Shapes used by no other test
-    (tic-tac-toe, chunks of 11, 97 nodes), so the first call compiles."""
+    call's output took.  c4jax's compiled searches are dropped first, so
+    the first call compiles (TTT_CAPACITY)."""
     env = ttt.from_moves("5")
     timing: dict = {}
     clock = FakeClock(1.0)
-    _, n = c4jax.run_mcts_anytime(jax.random.key(0), env, 3.5, chunk=11, capacity=97, clock=clock, timing=timing)
+    c4jax.clear_compiled()
+    _, n = c4jax.run_mcts_anytime(jax.random.key(0), env, 3.5, chunk=11, capacity=TTT_CAPACITY, clock=clock,
+                                  timing=timing)
     # Reads: the call's start, the end of the warm-up (the clock restarts),
     # then two per chunk (the rule stops after the chunk ending at 1 + 2k > 3.5 - 1 step).
     assert timing["compile_s"] == 1.0 and n == 11 * 2
     assert timing["search_s"] == clock.t - 2.0 == 5.0
     timing.clear()
     clock = FakeClock(1.0)
-    _, n = c4jax.run_mcts_anytime(jax.random.key(1), env, 3.5, chunk=11, capacity=97, clock=clock, timing=timing)
+    _, n = c4jax.run_mcts_anytime(jax.random.key(1), env, 3.5, chunk=11, capacity=TTT_CAPACITY, clock=clock,
+                                  timing=timing)
     # The first call's output took one step (from its last chunk's end to its
     # return): this one keeps a step for it, so its first chunk (ending at 3,
     # 2 + 1 + 1 > 3.5) is its last, and it returns at 4, within the budget.
@@ -83,15 +80,17 @@ class JumpingClock(FakeClock):
 def test_the_time_kept_for_the_output_is_the_median_of_the_last_returns():
     """One slow return (a pause of the process) does not cut the next calls
     short: the clock rule keeps the median of the last returns' times.
-    Shapes used by no other test (tic-tac-toe, chunks of 7, 89 nodes)."""
+    c4jax's compiled searches are dropped first: a new output program, with
+    no times of earlier calls (TTT_CAPACITY)."""
     env = ttt.from_moves("1")
 
     def call(budget, clock):
         timing: dict = {}
-        _, n = c4jax.run_mcts_anytime(jax.random.key(0), env, budget, chunk=7, capacity=89, clock=clock,
+        _, n = c4jax.run_mcts_anytime(jax.random.key(0), env, budget, chunk=7, capacity=TTT_CAPACITY, clock=clock,
                                       timing=timing)
         return n, timing
 
+    c4jax.clear_compiled()
     call(3.5, FakeClock(1.0))  # compiles; its return takes one step
     n, _ = call(3.5, FakeClock(1.0))  # keeps one step: the chunk ending at 3 is its last
     assert n == 7
@@ -109,12 +108,13 @@ def test_the_time_kept_for_the_output_is_that_of_its_kind():
     """An output that ranks moves against a fallible opponent (a pass over
     the whole tree, :func:`c4jax.search.output.ranks_against_fallible`) is
     timed apart from the others: a slow one cuts short only the calls whose
-    tree would need it.  Shapes used by no other test (tic-tac-toe, chunks of
-    101, 2,048 nodes)."""
+    tree would need it.  c4jax's compiled searches are dropped first: a new
+    output program, with no times of earlier calls (TTT_CAPACITY)."""
     def call(moves, budget, clock, **kw):
-        return c4jax.run_mcts_anytime(jax.random.key(0), ttt.from_moves(moves), budget, chunk=101, capacity=2048,
-                                      clock=clock, **kw)
+        return c4jax.run_mcts_anytime(jax.random.key(0), ttt.from_moves(moves), budget, chunk=101,
+                                      capacity=TTT_CAPACITY, clock=clock, **kw)
 
+    c4jax.clear_compiled()
     call("", 3.5, FakeClock(1.0))  # compiles; a return of one step, nothing proven at the root
     # "51" after 1,010 simulations: a move proven a draw, the root unsolved.
     # Read 22 (the return) jumps 10 steps: that return took 11.
@@ -130,15 +130,34 @@ def test_the_time_kept_for_the_output_is_that_of_its_kind():
     assert n == 101
 
 
+@pytest.mark.slow
+def test_the_clock_rule_never_overruns_by_more_than_one_chunk():
+    # Each chunk reads the clock twice (before, after): one chunk "takes"
+    # one step.  Budget 10.5 steps: it stops once the next chunk would
+    # overrun, and its elapsed time stays within one chunk of the budget.
+    env = ttt.env_reset()
+    clock = FakeClock(1.0)
+    out, n = c4jax.run_mcts_anytime(jax.random.key(0), env, 10.5, chunk=16, clock=clock, capacity=TTT_CAPACITY)
+    chunks = n // 16
+    elapsed = clock.t - 1.0  # the first read starts the clock
+    assert elapsed <= 10.5 + 2.0 and chunks >= 4
+    assert int(out.search_tree.node_visits[0, 0]) == n + 1
+    assert int(np.sum(out.visit_counts)) == n
+
+
 @pytest.mark.parametrize("lanes", [1, 4])
 def test_the_driver_tells_the_outputs_that_rank_against_a_fallible_opponent(lanes):
     """What the driver checks after a chunk, per game: a root with a draw
     proven and nothing better ("51" after 1,000 simulations) ranks against
     a fallible opponent; the empty board (nothing proven) and a root proven
-    won ("1234", a win in three) do not."""
-    envs = jax.tree.map(lambda *x: np.stack(x), *[ttt.from_moves(m) for m in ("", "1234", "51")])
-    opts = options_from_kwargs(dict(capacity=2048, lanes=lanes))
-    tree = c4jax.run_mcts(jax.random.key(0), envs, 1000, options=opts).search_tree
+    won ("1234", a win in three) do not.  Each game's tree is the driver's
+    (the one-game shapes of the tests above), the three stacked as a batch's."""
+    moves = ("", "1234", "51")
+    envs = jax.tree.map(lambda *x: np.stack(x), *[ttt.from_moves(m) for m in moves])
+    opts = options_from_kwargs(dict(capacity=TTT_CAPACITY, lanes=lanes))
+    trees = [c4jax.run_mcts_anytime(jax.random.key(0), ttt.from_moves(m), 1e5, chunk=100, max_simulations=1000,
+                                    options=opts)[0].search_tree for m in moves]
+    tree = jax.tree.map(lambda *x: np.concatenate(x), *trees)
     bounds = tree.extra_data
     assert np.asarray(bounds.value_lower[:, 0] == bounds.value_upper[:, 0]).tolist() == [False, True, False]
     assert np.asarray(anytime._ranks_against_fallible(tree, envs, opts)).tolist() == [False, False, True]
@@ -146,16 +165,16 @@ def test_the_driver_tells_the_outputs_that_rank_against_a_fallible_opponent(lane
 
 def test_max_simulations_and_exact_counts():
     out, n = c4jax.run_mcts_anytime(
-        jax.random.key(1), c4.from_moves("44"), 60.0, chunk=16, max_simulations=100, capacity=1024
+        jax.random.key(1), ttt.from_moves("5"), 60.0, chunk=16, max_simulations=100, capacity=TTT_CAPACITY
     )
     assert n == 96  # rounded down to whole chunks
     assert int(np.sum(out.visit_counts)) == 96
 
 
 def test_one_compilation_across_chunks_and_moves_with_subtree_reuse():
-    env = c4.env_reset()
+    env = ttt.env_reset()
     envs = jax.tree.map(lambda x: x[None], env)
-    tree = c4jax.empty_tree(envs, 1024)  # the shapes of the tests above: compiled once per module
+    tree = c4jax.empty_tree(envs, TTT_CAPACITY)  # the shapes of the tests above: compiled once per module
     cut = jax.jit(c4jax.get_subtree)
     before = None
     for ply in range(4):
@@ -167,12 +186,12 @@ def test_one_compilation_across_chunks_and_moves_with_subtree_reuse():
         assert root >= n + 1 and n == 128
         action = out.action
         tree = cut(out.search_tree, action)
-        envs = jax.vmap(c4.env_step)(envs, action)[0]
+        envs = jax.vmap(ttt.env_step)(envs, action)[0]
 
 
 def test_a_solved_root_stops_the_search():
     # X to move wins at once: the solver proves the root in the first chunk.
-    out, n = c4jax.run_mcts_anytime(jax.random.key(0), ttt.from_moves("1425"), 60.0, chunk=32, capacity=256)
+    out, n = c4jax.run_mcts_anytime(jax.random.key(0), ttt.from_moves("1425"), 60.0, chunk=32, capacity=TTT_CAPACITY)
     assert n == 32 and int(out.action) == 2
     assert float(out.value) == 1.0
 
@@ -180,7 +199,7 @@ def test_a_solved_root_stops_the_search():
 def test_a_finished_game_runs_no_simulations():
     # X has won: there is nothing to search, so no simulation is counted
     # and no move is recommended.
-    out, n = c4jax.run_mcts_anytime(jax.random.key(0), ttt.from_moves("14253"), 5.0, chunk=8)
+    out, n = c4jax.run_mcts_anytime(jax.random.key(0), ttt.from_moves("14253"), 5.0, chunk=8, capacity=TTT_CAPACITY)
     assert n == 0 and int(out.action) == -1 and int(out.visit_counts.sum()) == 0
 
 
@@ -189,7 +208,7 @@ def test_the_budget_may_be_a_0d_array():
     (the run stops at max_simulations); an array of two values is not."""
     env = ttt.from_moves("5")
     _, n = c4jax.run_mcts_anytime(jax.random.key(0), env, jax.numpy.float32(30.0), chunk=9,
-                                  max_simulations=18, capacity=100)
+                                  max_simulations=18, capacity=TTT_CAPACITY)
     assert n == 18
     for bad in (jax.numpy.zeros(2), jax.numpy.array([0.1]), jax.numpy.bool_(True), np.array(True)):
         with pytest.raises(ValueError, match=r"seconds must be a number in \(0, 604800\] \(a week\), or a 0-d "
@@ -254,7 +273,7 @@ def test_the_default_capacity_has_room_for_a_games_simulations_within_a_batchs_s
 
 
 def test_a_batch_searches_with_the_default_capacity_of_its_share():
-    envs = jax.tree.map(lambda *x: np.stack(x), *[c4.from_moves(m) for m in ["4", "44"] * 10])
+    envs = jax.tree.map(lambda *x: np.stack(x), *[ttt.from_moves(m) for m in ["4", "45"] * 10])
     out, n = c4jax.run_mcts_anytime(jax.random.key(0), envs, 0.2, chunk=16, max_simulations=16)
     devices = c4jax.search.programs.cpu_mesh(20)
     want = anytime.anytime_capacity(0.2, 16, 20, 1 if devices is None else devices.size, 16)
@@ -262,25 +281,28 @@ def test_a_batch_searches_with_the_default_capacity_of_its_share():
 
 
 def test_an_odd_batch_gives_the_rows_of_the_even_batch_it_is_padded_to():
-    moves = ["4", "44", "123", "", "7", "4455", "3", "66", "1"] * 2
-    envs = jax.tree.map(lambda *x: np.stack(x), *[c4.from_moves(m) for m in moves])
-    keys = jax.random.split(jax.random.key(5), 18)
-    kwargs = dict(chunk=16, max_simulations=32, capacity=128)
-    odd, n_odd = c4jax.run_mcts_anytime(keys[:17], jax.tree.map(lambda x: x[:17], envs), 60.0, **kwargs)
+    # 19 games padded to 20: the shapes of the test above (its default
+    # capacity, 64 nodes, given here), so its compiled search.
+    moves = ["4", "45", "123", "", "7", "4561", "3", "68", "1", "5"] * 2
+    envs = jax.tree.map(lambda *x: np.stack(x), *[ttt.from_moves(m) for m in moves])
+    keys = jax.random.split(jax.random.key(5), 20)
+    kwargs = dict(chunk=16, max_simulations=32, capacity=64)
+    odd, n_odd = c4jax.run_mcts_anytime(keys[:19], jax.tree.map(lambda x: x[:19], envs), 60.0, **kwargs)
     even, n_even = c4jax.run_mcts_anytime(keys, envs, 60.0, **kwargs)
-    assert n_odd == n_even == 32 and odd.action.shape == (17,)
-    chex.assert_trees_all_equal(odd, jax.tree.map(lambda x: x[:17], even))
+    assert n_odd == n_even == 32 and odd.action.shape == (19,)
+    chex.assert_trees_all_equal(odd, jax.tree.map(lambda x: x[:19], even))
 
 
 @pytest.mark.parametrize("noise", [0.0, 0.25])
 def test_the_chunks_are_run_mcts_continuing_its_tree(noise):
     """Chunk ``i`` searches with ``fold_in(key, i)`` on the tree the chunk
     before left: the same as ``run_mcts`` reusing that tree (its root is the
-    same position), with or without root noise drawn anew per chunk."""
-    env, chunk, key = c4.from_moves("4453"), 16, jax.random.key(7)
-    got, n = c4jax.run_mcts_anytime(key, env, 60.0, chunk=chunk, max_simulations=3 * chunk, capacity=128,
+    same position), with or without root noise drawn anew per chunk.  The
+    driver's shapes of the one-game tests above (TTT_CAPACITY)."""
+    env, chunk, key = ttt.from_moves("5"), 16, jax.random.key(7)
+    got, n = c4jax.run_mcts_anytime(key, env, 60.0, chunk=chunk, max_simulations=3 * chunk, capacity=TTT_CAPACITY,
                                     dirichlet_fraction=noise)
-    tree = c4jax.empty_tree(jax.tree.map(lambda x: x[None], env), 128)
+    tree = c4jax.empty_tree(jax.tree.map(lambda x: x[None], env), TTT_CAPACITY)
     for i in range(3):
         want = c4jax.run_mcts(jax.random.fold_in(key, i), env, chunk, tree=tree, dirichlet_fraction=noise)
         tree = want.search_tree
@@ -301,7 +323,7 @@ def test_every_chunk_runs_one_compiled_simulation_program():
     c4jax.clear_compiled()
     jax.monitoring.register_event_duration_secs_listener(listener)
     try:
-        _, n = c4jax.run_mcts_anytime(jax.random.key(3), c4.from_moves("4"), 60.0, chunk=8, max_simulations=24,
+        _, n = c4jax.run_mcts_anytime(jax.random.key(3), ttt.from_moves("4"), 60.0, chunk=8, max_simulations=24,
                                       capacity=112)
     finally:
         jax.monitoring.unregister_event_duration_listener(listener)
@@ -324,9 +346,9 @@ def test_nothing_compiles_once_the_clock_has_started(games):
         if event == "/jax/core/compile/backend_compile_duration":
             compiled_at.append(len(reads))
 
-    moves = ["4", "44", "123", "", "7", "4455", "3", "66", "1"] * 2
-    envs = jax.tree.map(lambda *x: np.stack(x), *[c4.from_moves(m) for m in moves[:games]])
-    env = c4.from_moves("4") if games == 1 else envs
+    moves = ["4", "45", "123", "", "7", "4561", "3", "68", "1"] * 2
+    envs = jax.tree.map(lambda *x: np.stack(x), *[ttt.from_moves(m) for m in moves[:games]])
+    env = ttt.from_moves("4") if games == 1 else envs
     c4jax.clear_compiled()
     jax.monitoring.register_event_duration_secs_listener(listener)
     try:

@@ -31,6 +31,14 @@ def centre_prior(env):
     return jnp.where(jnp.arange(9) == 4, 10.0, 0.0)
 
 
+def nan_value(key, env):
+    return jnp.float32(jnp.nan)
+
+
+def minus_inf_prior(env):
+    return jnp.full(9, -jnp.inf)
+
+
 def test_a_constant_value_still_takes_an_immediate_win():
     # X (cells 1, 2) to move wins with cell 3; every leaf is worth 0, so only
     # the terminal reward of the winning move can tell, and the solver is off.
@@ -125,7 +133,7 @@ def test_non_finite_evaluations_follow_a_rule():
     v = leaf_value(jax.random.key(0), env, value_fn=lambda k, e: jax.numpy.nan)
     assert float(v) == 0.0
     with pytest.warns(RuntimeWarning, match="gave NaN or infinity"):
-        out = c4jax.run_mcts(jax.random.key(0), env, 32, value_fn=lambda k, e: jax.numpy.nan, lanes=1)
+        out = c4jax.run_mcts(jax.random.key(0), env, 32, value_fn=nan_value, lanes=1)
     assert np.isfinite(np.asarray(out.qvalues)).all() and np.isfinite(float(out.value))
     logits = np.asarray(prior_logits(env, prior_fn=lambda e: jax.numpy.full(9, jax.numpy.nan)))
     legal = np.asarray(ttt.legal_action_mask(env))
@@ -136,27 +144,33 @@ def test_non_finite_evaluations_follow_a_rule():
 
 @pytest.mark.parametrize("lanes", slow_unless([1, 4], lambda lanes: lanes == 1))
 def test_the_search_counts_non_finite_values_and_logits_and_warns(lanes):
-    """From the empty 7x6 board no game ends within 32 simulations, so every
-    leaf value is value_fn's (the root's and one per simulation: 33) and
-    every node's prior is prior_fn's (33 nodes, the root included)."""
-    env = c4.env_reset()
+    """From the empty board no game ends within 32 simulations (a game of
+    tic-tac-toe ends 5 plies in at the earliest, deeper than these searches
+    go), so every leaf value is value_fn's (the root's and one per
+    simulation: 33) and every node's prior is prior_fn's (33 nodes, the root
+    included).  The NaN value's search with one lane is
+    test_non_finite_evaluations_follow_a_rule's."""
+    env = ttt.env_reset()
     with pytest.warns(RuntimeWarning, match="33 evaluations"):
-        out = c4jax.run_mcts(jax.random.key(0), env, 32, lanes=lanes, value_fn=lambda k, e: jnp.float32(jnp.nan))
+        out = c4jax.run_mcts(jax.random.key(0), env, 32, lanes=lanes, value_fn=nan_value)
     assert int(out.non_finite) == 33 and int(out.action) >= 0
     with pytest.warns(RuntimeWarning, match="33 evaluations"):
-        out = c4jax.run_mcts(jax.random.key(0), env, 32, lanes=lanes, prior_fn=lambda e: jnp.full(7, -jnp.inf))
+        out = c4jax.run_mcts(jax.random.key(0), env, 32, lanes=lanes, prior_fn=minus_inf_prior)
     assert int(out.non_finite) == int(np.sum(np.asarray(out.search_tree.node_visits) > 0)) == 33
 
 
 def test_finite_evaluations_count_nothing_and_a_batch_counts_per_game():
     import warnings
 
-    env = c4.env_reset()
+    env = ttt.env_reset()
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        assert int(c4jax.run_mcts(jax.random.key(0), env, 16, value_fn=lambda k, e: 0.25).non_finite) == 0
-        assert int(c4jax.run_mcts(jax.random.key(0), env, 16).non_finite) == 0
-    batch = jax.tree.map(lambda *x: jnp.stack(x), c4.env_reset(), c4.from_moves("1"), c4.from_moves("12"))
+        # The searches of the tests above: finite functions of yours, and none.
+        assert int(c4jax.run_mcts(jax.random.key(0), env, 16, prior_fn=centre_prior, value_fn=zero_value,
+                                  lanes=1).non_finite) == 0
+        assert int(c4jax.run_mcts(jax.random.key(0), env, 16, prior="uniform", lanes=1,
+                                  selection="uct").non_finite) == 0
+    batch = jax.tree.map(lambda *x: jnp.stack(x), ttt.env_reset(), ttt.from_moves("1"), ttt.from_moves("12"))
 
     def value_fn(key, e):  # NaN in the positions with an odd number of stones
         return jnp.where(e.ply % 2 == 1, jnp.nan, 0.0)
@@ -179,11 +193,11 @@ def test_the_anytime_search_counts_over_its_chunks():
 def test_root_and_recurrent_functions_take_the_same_callables():
     envs = jax.tree.map(lambda *x: jnp.stack(x), c4.from_moves("44"), c4.from_moves("4"))
     root_fn = c4jax.make_root_fn(value_fn=lambda k, e: 0.25 * (1 - 2 * e.to_move), prior_fn=lambda e: jnp.arange(7.0))
-    root = root_fn(None, jax.random.key(0), envs)
+    root = jax.jit(root_fn)(None, jax.random.key(0), envs)  # jitted: one program, not dozens of operations
     np.testing.assert_allclose(np.asarray(root.value), [0.25, -0.25])
     np.testing.assert_allclose(np.asarray(root.prior_logits[0]), np.arange(7.0))
     recurrent_fn = c4jax.make_recurrent_fn(value_fn=lambda k, e: jnp.float32(-0.5))
-    out, nxt = recurrent_fn(None, jax.random.key(1), jnp.array([0, 1]), envs)
+    out, nxt = jax.jit(recurrent_fn)(None, jax.random.key(1), jnp.array([0, 1]), envs)
     np.testing.assert_allclose(np.asarray(out.value), [-0.5, -0.5])
     assert isinstance(out, mctx.RecurrentFnOutput)
 
@@ -229,16 +243,21 @@ def test_a_value_and_prior_of_one_forward_pass_are_evaluated_once():
     envs = jax.tree.map(lambda x: jnp.stack([x] * 4), ttt.from_moves("5"))
     keys = jax.random.split(jax.random.key(1), 4)
 
-    def dots(**fns):
+    def compiled(**fns):
         search = jax.jit(lambda p, k, e: c4jax.run_mcts(k, e, 16, params=p, **fns))
-        return search.lower(params, keys, envs).compile().as_text().count(" dot(")
+        return search.lower(params, keys, envs).compile()
 
-    value_only = dots(value_fn=_net_value)
+    def dots(program):
+        return program.as_text().count(" dot(")
+
+    value_only = dots(compiled(value_fn=_net_value))
     assert value_only >= 1
-    assert dots(value_fn=_net_value, prior_fn=_net_prior) == value_only
-    # Every node's prior is the network's prior of that node's position.
-    out = c4jax.run_mcts(keys[0], ttt.from_moves("5"), 16, params=params, value_fn=_net_value, prior_fn=_net_prior)
-    tree = jax.tree.map(lambda x: x[0], out.search_tree)  # a one-game search's tree is a batch of one
+    both = compiled(value_fn=_net_value, prior_fn=_net_prior)
+    assert dots(both) == value_only
+    # Every node's prior is the network's prior of that node's position (in
+    # the first game's tree: the search of keys[0] and "5" alone).
+    out = both(params, keys, envs)
+    tree = jax.tree.map(lambda x: x[0], out.search_tree)
     nodes = np.flatnonzero(np.asarray(tree.node_visits) > 0)
     assert len(nodes) == 17
     for node in nodes:

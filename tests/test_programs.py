@@ -13,6 +13,7 @@ import pytest
 
 import c4jax
 from c4jax.games import connect4 as c4
+from c4jax.games import tictactoe as ttt
 from c4jax.runtime import compiled
 
 
@@ -30,7 +31,7 @@ def folder(tmp_path):
 
 
 def _search(**options):
-    out = c4jax.run_mcts(jax.random.key(3), c4.from_moves("4453"), 64, **options)
+    out = c4jax.run_mcts(jax.random.key(3), ttt.from_moves("15"), 64, **options)
     return jax.tree.map(lambda x: np.asarray(jax.random.key_data(x) if jnp.issubdtype(x.dtype, jax.dtypes.prng_key)
                                              else x), out)
 
@@ -49,32 +50,42 @@ def _no_tracing(monkeypatch):
 STAGES = 3  # a search is three programs: root, simulations, output
 
 
-def test_a_kept_program_is_loaded_without_tracing_and_gives_the_same_output(folder, monkeypatch):
-    first = _search()
-    assert len(list(folder.glob("*.exported"))) == STAGES
-    c4jax.clear_compiled()
-    _no_tracing(monkeypatch)
-    _same(_search(), first)
-
-
-def test_a_damaged_entry_is_traced_again_and_rewritten(folder):
-    first = _search()
+def test_a_kept_program_is_loaded_without_tracing_and_a_wrong_or_damaged_entry_is_traced_again(folder, monkeypatch):
+    """Two searches' kept programs (other options are other programs) give
+    the same outputs loaded without tracing.  Entries moved under each
+    other's names (a valid program of another key) are not used: each search
+    traces again, gives its own output and rewrites its entries; so are
+    damaged entries."""
+    first, other = _search(), _search(selection="uct")
     entries = sorted(folder.glob("*.exported"))
-    assert len(entries) == STAGES
+    assert len(entries) == 2 * STAGES
+    c4jax.clear_compiled()
+    with monkeypatch.context() as patched:
+        _no_tracing(patched)
+        _same(_search(), first)
+        _same(_search(selection="uct"), other)
+    blobs = [e.read_bytes() for e in entries]
+    for entry, blob in zip(entries, blobs[1:] + blobs[:1]):
+        entry.write_bytes(blob)
+    c4jax.clear_compiled()
+    _same(_search(), first)
+    _same(_search(selection="uct"), other)
+    for entry in entries:  # each rewritten for its own key
+        assert pickle.loads(entry.read_bytes())[0] == entry.stem
     for entry in entries:
         entry.write_bytes(b"not a program")
     c4jax.clear_compiled()
     _same(_search(), first)
-    assert all(entry.read_bytes() != b"not a program" for entry in entries)
+    rewritten = [entry for entry in entries if entry.read_bytes() != b"not a program"]  # the search's own
+    assert len(rewritten) == STAGES and all(pickle.loads(e.read_bytes())[0] == e.stem for e in rewritten)
 
 
 @pytest.mark.slow
-def test_other_options_are_other_programs_and_own_functions_are_not_kept(folder):
-    _search()
-    _search(selection="uct")
-    assert len(list(folder.glob("*.exported"))) == 2 * STAGES
+def test_own_functions_are_not_kept(folder):
+    # Other options are other programs, each kept: the test above.
+    assert compiled.directory() is not None  # this folder keeps the searches of c4jax's own functions
     _search(prior_fn=lambda env: jnp.zeros(env.game.num_actions))
-    assert len(list(folder.glob("*.exported"))) == 2 * STAGES
+    assert not list(folder.glob("*.exported"))
 
 
 def test_nothing_is_kept_while_the_compilation_cache_is_off(tmp_path):
@@ -86,23 +97,6 @@ def test_nothing_is_kept_while_the_compilation_cache_is_off(tmp_path):
     finally:
         jax.config.update("jax_compilation_cache_dir", before)
     assert not list(tmp_path.rglob("*.exported"))
-
-
-def test_an_entry_written_for_another_program_is_traced_again(folder):
-    """Entries moved under each other's names (a valid program of another
-    key) are not used: each search traces again, gives its own output and
-    rewrites its entries."""
-    first, other = _search(), _search(selection="uct")
-    entries = sorted(folder.glob("*.exported"))
-    assert len(entries) == 2 * STAGES
-    blobs = [e.read_bytes() for e in entries]
-    for entry, blob in zip(entries, blobs[1:] + blobs[:1]):
-        entry.write_bytes(blob)
-    c4jax.clear_compiled()
-    _same(_search(), first)
-    _same(_search(selection="uct"), other)
-    for entry in entries:  # each rewritten for its own key
-        assert pickle.loads(entry.read_bytes())[0] == entry.stem
 
 
 def test_a_game_of_your_own_is_kept_by_the_source_of_its_class(tmp_path, monkeypatch):
