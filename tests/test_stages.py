@@ -17,6 +17,7 @@ import pytest
 import c4jax
 from c4jax.games import connect4 as c4
 from c4jax.games import tictactoe as ttt
+from c4jax.runtime import compiled
 from c4jax.search import programs
 from c4jax.search.options import options_from_kwargs
 from marks import slow_unless
@@ -45,15 +46,18 @@ def test_the_predicted_root_shapes_are_the_root_stages(game, options, reused):
 
 
 @pytest.fixture
-def cache_folder(tmp_path):
-    """``use(kept)``: the persistent cache off (the plain programs) or on in a
-    folder of this test's own (the programs kept on disk by
-    c4jax.runtime.compiled); the session's restored after."""
+def keep_on_disk(tmp_path):
+    """``keep_on_disk()``: from then on the persistent cache is a folder of
+    this test's own, where c4jax.runtime.compiled keeps the programs it
+    traces (in the session's, the tests' searches are plain programs:
+    tests/conftest.py); returns the folder of the kept programs.  The
+    session's cache is restored after."""
     before = jax.config.jax_compilation_cache_dir
 
-    def use(kept: bool):
-        jax.config.update("jax_compilation_cache_dir", str(tmp_path) if kept else None)
-        c4jax.clear_compiled()
+    def use():
+        jax.config.update("jax_compilation_cache_dir", str(tmp_path))
+        c4jax.clear_compiled()  # the next search is traced into jax.export, whatever this process compiled before
+        return tmp_path / compiled.SUBFOLDER
 
     try:
         yield use
@@ -62,18 +66,18 @@ def cache_folder(tmp_path):
         c4jax.clear_compiled()
 
 
-# Every option of OPTIONS[:5] on the plain programs, two sets of them
-# joined in one search each; the kept ones (the same stages, traced into
-# jax.export) with the defaults.
-JOINED = [{}, {**OPTIONS[1], **OPTIONS[4]}, {**OPTIONS[2], **OPTIONS[3]}]
-CASES = ([(False, "tictactoe", {})] + [(False, "connect4", options) for options in JOINED]
-         + [(True, "connect4", {})])  # kept on disk: the same for every game
+# Every option of OPTIONS[1:5] on the plain programs, joined in two searches
+# on tic-tac-toe (its defaults: test_callers_program.py::
+# test_the_callers_placement_keeps_the_search_on_one_device), and the
+# defaults on Connect 4, with one game searched by the plain programs and by
+# those kept on disk (a batch split over the CPU devices is never kept: its
+# plain programs are the kept case's too).
+JOINED = [{**OPTIONS[1], **OPTIONS[4]}, {**OPTIONS[2], **OPTIONS[3]}]
+CASES = [("tictactoe", options) for options in JOINED] + [("connect4", {})]
 
 
-@pytest.mark.parametrize("kept,game,options", slow_unless(CASES, lambda case: case[:2] == (False, "tictactoe")
-                                                          and case[2] == {}))
-def test_the_staged_programs_give_the_search_traced_as_one_program(cache_folder, kept, game, options):
-    cache_folder(kept)
+@pytest.mark.parametrize("game,options", slow_unless(CASES, lambda case: case == ("tictactoe", JOINED[0])))
+def test_the_staged_programs_give_the_search_traced_as_one_program(keep_on_disk, game, options):
     module = c4 if game == "connect4" else ttt
     moves = ["", "4453", "121212", "44"] if game == "connect4" else ["", "15", "1524", "5"]
     envs = jax.tree.map(lambda *xs: jnp.stack(xs), *[module.from_moves(m) for m in moves * 5])  # 20 games:
@@ -84,20 +88,25 @@ def test_the_staged_programs_give_the_search_traced_as_one_program(cache_folder,
     with jax.default_device(jax.local_devices(backend="cpu")[0]):
         traced = jax.jit(lambda k, e: c4jax.run_mcts(k, e, 40, **options))(key, envs)
     chex.assert_trees_all_equal(jax.device_get(staged), jax.device_get(traced))
-    if game == "tictactoe" or options:  # one game of tic-tac-toe: test_search.py::test_eager_and_jit_agree
+    if game == "tictactoe":  # one game of tic-tac-toe: test_search.py::test_eager_and_jit_agree
         return  # (a batch's games run one game's program each: the options' programs are checked above)
     env = module.from_moves(moves[1])
-    one = c4jax.run_mcts(jax.random.key(3), env, 40, **options)
     one_traced = jax.jit(lambda k, e: c4jax.run_mcts(k, e, 40, **options))(jax.random.key(3), env)
+    one = c4jax.run_mcts(jax.random.key(3), env, 40, **options)  # the plain programs
+    chex.assert_trees_all_equal(jax.device_get(one), jax.device_get(one_traced))
+    kept = keep_on_disk()  # the same stages traced into jax.export, kept on disk
+    one = c4jax.run_mcts(jax.random.key(3), env, 40, **options)
+    assert len(list(kept.glob("*.exported"))) == 3  # root, simulations, output
     chex.assert_trees_all_equal(jax.device_get(one), jax.device_get(one_traced))
 
 
 @pytest.mark.slow
 def test_a_reused_tree_searched_by_the_stages_is_the_traced_searchs():
     env = c4.from_moves("4453")
-    first = c4jax.run_mcts(jax.random.key(1), env, 48)
-    tree = c4jax.get_subtree(first.search_tree, jnp.int32([3]))
-    env = c4.env_step(env, 3)[0]
+    first = c4jax.run_mcts(jax.random.key(1), env, 48)  # the one-game search of the cases above
+    # Jitted: one program each where their eager operations compile dozens.
+    tree = jax.jit(c4jax.get_subtree)(first.search_tree, jnp.int32([3]))
+    env = jax.jit(c4.env_step)(env, 3)[0]
     staged = c4jax.run_mcts(jax.random.key(2), env, 48, tree=tree)
     traced = jax.jit(lambda k, e, t: c4jax.run_mcts(k, e, 48, tree=t))(jax.random.key(2), env, tree)
     chex.assert_trees_all_equal(jax.device_get(staged), jax.device_get(traced))
@@ -128,7 +137,10 @@ def test_a_wrong_prediction_compiles_the_simulations_again_for_the_real_shapes(m
 
 def test_the_search_stages_compile_the_simulations_on_another_thread(monkeypatch):
     """The simulation stage's compilation runs on a thread of its own while
-    the main thread compiles the other two."""
+    the main thread compiles the other two (the search of
+    test_a_wrong_prediction_compiles_the_simulations_again_for_the_real_shapes:
+    its programs dropped, each is compiled again or loaded from the persistent
+    cache, by the same calls)."""
     threads = {}
     original = jax.stages.Lowered.compile
 
@@ -138,7 +150,7 @@ def test_the_search_stages_compile_the_simulations_on_another_thread(monkeypatch
 
     monkeypatch.setattr(jax.stages.Lowered, "compile", recording)
     c4jax.clear_compiled()
-    c4jax.run_mcts(jax.random.key(0), ttt.from_moves("1"), 16)
+    c4jax.run_mcts(jax.random.key(0), c4.from_moves("4453"), 32)
     assert sorted(len(v) for v in threads.values()) == [1, 2]
     assert any(name.startswith("c4jax-compile") for name in threads)
 
