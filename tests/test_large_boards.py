@@ -59,12 +59,21 @@ def _tower_position(rows: int, cols: int):
     return tuple(tuple(r) for r in grid), 0
 
 
+CAPACITY = 2 * SIMS + 1  # room for a kept subtree and SIMS more nodes
+
+
 @functools.lru_cache(maxsize=None)
 def _searches(rows: int, cols: int):
+    """The game and its jitted search of one game from a tree: one program
+    for the fresh searches (from an empty tree, whose root is not the
+    position: searched fresh) and the reused one."""
     game = connect4.make(rows, cols)
-    fresh = jax.jit(lambda k, e: c4jax.run_mcts(k, e, SIMS))
-    reused = jax.jit(lambda k, e, t: c4jax.run_mcts(k, e, SIMS, tree=t))
-    return game, fresh, reused
+    search = jax.jit(lambda k, e, t: c4jax.run_mcts(k, e, SIMS, tree=t))
+
+    def fresh(key, env):
+        return search(key, env, c4jax.empty_tree(jax.tree.map(lambda x: x[None], env), CAPACITY))
+
+    return game, fresh, search
 
 
 @pytest.mark.slow
