@@ -9,10 +9,25 @@ import pytest
 pytest.importorskip("equinox", reason="the [train] extra")  # CI installs it (README's test command)
 
 import c4jax.cli as cli  # noqa: E402
+from c4jax.training import loop  # noqa: E402
 from c4jax.training.checkpoint import CHECKPOINT  # noqa: E402
+from tiny_training import TINY  # noqa: E402
 
-# Small: 8 games of 8 simulations, the gate at 8 simulations too.
+# Small: 8 games of 8 simulations, the gate at 8 simulations too; the rest
+# of a new run's configuration is the tests' tiny one (below).
 TRAIN = ["train", "--game", "tictactoe", "-n", "8", "--games", "8", "--minutes", "0.001"]
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _tiny_runs():
+    """A new run's configuration is the tests' tiny one (the command's
+    flags still replace its simulations and games): the commands here
+    check what ``c4jax train`` says, writes and refuses, not the default
+    sizes of the loop."""
+    mp = pytest.MonkeyPatch()
+    mp.setattr(loop, "default_config", lambda game: TINY)
+    yield
+    mp.undo()
 
 
 def _main(monkeypatch, capsys, args):

@@ -16,15 +16,14 @@ pytest.importorskip("equinox", reason="the [train] extra")  # CI installs it (RE
 import c4jax  # noqa: E402
 from c4jax.games import connect4, tictactoe  # noqa: E402
 from c4jax.tools.records import GameRecord  # noqa: E402
-from c4jax.training import NetConfig, TrainConfig, load, train  # noqa: E402
+from c4jax.training import NetConfig, load, train  # noqa: E402
 from c4jax.training import loop  # noqa: E402
 from c4jax.training.checkpoint import CHECKPOINT, CheckpointError  # noqa: E402
 from c4jax.training.network import (make_net, mirror_actions, mixed_value_fn, planes, prior_fn,  # noqa: E402
                                     tempered_prior_fn, value_fn)
 from c4jax.training.replay import ReplayBuffer, examples_from_records  # noqa: E402
+from tiny_training import TINY  # noqa: E402
 
-TINY = TrainConfig(simulations=8, games=8, temperature_plies=2, buffer=500, batch_size=16, steps=3,
-                   gate_games=2, gate_simulations=8, net=NetConfig(channels=4, blocks=1, hidden=8))
 
 
 def _strip_times(curve):
