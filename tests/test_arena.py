@@ -128,14 +128,14 @@ def test_mcts_player_keeps_its_subtree_across_both_sides_moves():
 def test_mcts_player_search_is_the_search_behind_act():
     """``Player.search`` (what the terminal game shows) gives the whole
     SearchOutput of the move ``act`` plays, and the same next tree."""
-    player = c4jax.mcts_player(40)
+    player = c4jax.mcts_player(100)  # test_flat_mc_and_mcts_players_take_the_win's search
     envs = stack([c4.from_moves("44"), c4.from_moves("4453")])
     tree = player.init(envs)
     keys = jax.random.split(jax.random.key(3), 2)
     out, searched = player.search(keys, envs, tree)
     action, acted = player.act(keys, envs, tree)
     np.testing.assert_array_equal(out.action, action)
-    assert np.asarray(out.visit_counts).sum(axis=1).tolist() == [40, 40]
+    assert np.asarray(out.visit_counts).sum(axis=1).tolist() == [100, 100]
     chex.assert_trees_all_equal(searched, acted)
     assert c4jax.random_player().search is None
 
