@@ -124,9 +124,10 @@ def test_every_make_game_has_from_board():
 
 
 @pytest.mark.slow
-def test_analyze_takes_a_board(tmp_path):
+def test_analyze_takes_a_board(tmp_path, monkeypatch, capsys):
     env = {**os.environ, "JAX_PLATFORMS": "cpu", "C4JAX_CACHE_DIR": str(tmp_path / "cache"), "PYTHONWARNINGS": "ignore"}
-    cmd = [sys.executable, "-m", "c4jax.cli", "analyze", "-n", "64", "--json"]
+    args = ["analyze", "-n", "64", "--json"]
+    cmd = [sys.executable, "-m", "c4jax.cli"] + args
     board = "......./......./......./......./...O.../..XXO.."
     by_board = subprocess.run(cmd + ["--board", board], env=env, capture_output=True, text=True, timeout=180)
     by_moves = subprocess.run(cmd + ["3544"], env=env, capture_output=True, text=True, timeout=180)
@@ -135,14 +136,19 @@ def test_analyze_takes_a_board(tmp_path):
     assert a["moves"] is None and b["moves"] == [3, 5, 4, 4]
     assert a["board"] == b["board"] == board.split("/")
     assert a["children"] == b["children"] and a["best"] == b["best"]  # the same search
-    bad = subprocess.run(cmd + ["--board", "......./......./......./......./..X..../......."], env=env,
-                         capture_output=True, text=True, timeout=120)
-    assert bad.returncode == 2 and bad.stderr.strip() == (
+    # Refused boards: the command's one line and exit 2 (its main, in this process).
+    import c4jax.cli as cli
+
+    monkeypatch.setattr(cli, "enable_compilation_cache", lambda path: None)
+    capsys.readouterr()
+    assert cli.main(args + ["--board", "......./......./......./......./..X..../......."]) == 2
+    assert capsys.readouterr().err == (
         "c4jax analyze: error: bad --board: the stone at row 5, column 3 (rows from the top) floats: "
-        "a stone rests on the bottom row or on another stone"
+        "a stone rests on the bottom row or on another stone\n"
     )
-    both = subprocess.run(cmd + ["44", "--board", board], env=env, capture_output=True, text=True, timeout=120)
-    assert both.returncode == 2 and "MOVES or as --board, not both" in both.stderr
+    assert cli.main(args + ["44", "--board", board]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "MOVES or as --board, not both" in err
 
 
 def _connectx_example():
