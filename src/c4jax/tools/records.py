@@ -6,9 +6,12 @@ from the record's ``game`` and ``game_params``.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import math
 from typing import Any, Iterable
+
+import numpy as np
 
 from c4jax.games import registry
 from c4jax.files import write_whole
@@ -206,9 +209,31 @@ def records_from_bytes(data: bytes, source) -> list[GameRecord]:
     return out
 
 
+def _replay_step(game):
+    """``jit``: ``(env, action) -> (next env, its legal action mask)`` of
+    ``game``, one program per (hashable) game: a record's moves are
+    replayed with one dispatch each, not the game's operations one by one."""
+    try:
+        return _jitted_step(game)
+    except TypeError:  # an unhashable game object: jitted anew
+        return _jitted_step.__wrapped__(game)
+
+
+@functools.lru_cache(maxsize=8)
+def _jitted_step(game):
+    import jax
+
+    def step(env, action):
+        env = game.env_step(env, action)[0]
+        return env, game.legal_action_mask(env)
+
+    return jax.jit(step)
+
+
 def _check_replay(record: GameRecord) -> None:
     """ValueError unless the record's moves, played from the empty board of
-    its game, are legal and end as its ``result`` says (plain Python)."""
+    its game, are legal and end as its ``result`` says (the game's
+    ``from_moves``, or else its steps, one jitted program per game)."""
     game = registry.make(record.game, **dict(record.game_params))
     name = record.game
     if record.visits is not None:
@@ -222,12 +247,15 @@ def _check_replay(record: GameRecord) -> None:
     if hasattr(game, "from_moves"):
         env = game.from_moves([a + 1 for a in record.moves])  # ValueError names an illegal move
     else:  # a game with only the Game contract: step it
-        env = game.env_reset()
+        step = _replay_step(game)
+        env, legal = game.env_reset(), None
         for p, a in enumerate(record.moves):
-            if bool(env.done) or not 0 <= a < game.num_actions or not bool(game.legal_action_mask(env)[a]):
+            legal = np.asarray(game.legal_action_mask(env)) if legal is None else legal
+            if bool(env.done) or not 0 <= a < game.num_actions or not legal[a]:
                 raise ValueError(f"move {p + 1} ({a + 1}) is illegal in {name}"
                                  f"{' (the game had ended)' if bool(env.done) else ''}")
-            env, _, _ = game.env_step(env, a)
+            env, legal = step(env, np.int32(a))
+            legal = np.asarray(legal)
     if not bool(env.done):
         result = None  # an unfinished game: the arena never writes one
     else:
