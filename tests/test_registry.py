@@ -108,10 +108,10 @@ def test_selfplay_records_of_tiny_budgets_read_back(tmp_path, registered_ttt4):
     assert any(row[m] == 0 for g in result.games for row, m in zip(g.visits, g.moves))
     path = tmp_path / "tiny.jsonl"
     c4jax.write_games(path, result.games)
-    records._jitted_step.cache_clear()
+    records._replay_step.cache_clear()
     assert c4jax.read_games(path) == list(result.games)
     # A game without from_moves is replayed by its own steps, jitted once for all 64 records.
-    assert records._jitted_step.cache_info()[:2] == (63, 1)  # hits, misses
+    assert records._replay_step.cache_info()[:2] == (63, 1)  # hits, misses
 
 
 @pytest.mark.parametrize("call, words", [

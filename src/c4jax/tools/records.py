@@ -209,18 +209,11 @@ def records_from_bytes(data: bytes, source) -> list[GameRecord]:
     return out
 
 
+@functools.lru_cache(maxsize=8)
 def _replay_step(game):
     """``jit``: ``(env, action) -> (next env, its legal action mask)`` of
-    ``game``, one program per (hashable) game: a record's moves are
-    replayed with one dispatch each, not the game's operations one by one."""
-    try:
-        return _jitted_step(game)
-    except TypeError:  # an unhashable game object: jitted anew
-        return _jitted_step.__wrapped__(game)
-
-
-@functools.lru_cache(maxsize=8)
-def _jitted_step(game):
+    ``game`` (hashable, as every game is): one program per game, one
+    dispatch per replayed move."""
     import jax
 
     def step(env, action):
@@ -248,9 +241,9 @@ def _check_replay(record: GameRecord) -> None:
         env = game.from_moves([a + 1 for a in record.moves])  # ValueError names an illegal move
     else:  # a game with only the Game contract: step it
         step = _replay_step(game)
-        env, legal = game.env_reset(), None
+        env = game.env_reset()
+        legal = np.asarray(game.legal_action_mask(env))
         for p, a in enumerate(record.moves):
-            legal = np.asarray(game.legal_action_mask(env)) if legal is None else legal
             if bool(env.done) or not 0 <= a < game.num_actions or not legal[a]:
                 raise ValueError(f"move {p + 1} ({a + 1}) is illegal in {name}"
                                  f"{' (the game had ended)' if bool(env.done) else ''}")
