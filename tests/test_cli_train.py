@@ -24,10 +24,9 @@ def _tiny_runs():
     flags still replace its simulations and games): the commands here
     check what ``c4jax train`` says, writes and refuses, not the default
     sizes of the loop."""
-    mp = pytest.MonkeyPatch()
-    mp.setattr(loop, "default_config", lambda game: TINY)
-    yield
-    mp.undo()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(loop, "default_config", lambda game: TINY)
+        yield
 
 
 def _main(monkeypatch, capsys, args):

@@ -25,7 +25,6 @@ from c4jax.training.replay import ReplayBuffer, examples_from_records  # noqa: E
 from tiny_training import TINY  # noqa: E402
 
 
-
 def _strip_times(curve):
     timed = ("minutes", "selfplay_seconds", "train_seconds", "gate_seconds", "selfplay_games_per_second",
              "train_steps_per_second")
