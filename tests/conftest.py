@@ -17,6 +17,11 @@ shared persistent compilation cache.
   ``users_hlo`` (fusion emitters on: they change fusion decisions); tests
   that search for a long time are marked ``optimized`` and compile as
   users' searches do, at c4jax's LLVM level (``_compile_overrides``).
+* Python's cyclic garbage collector runs its young generation every 50,000
+  allocations instead of 700 (``gc.set_threshold``): tracing allocates
+  millions of short-lived objects, which the default threshold collects
+  over and over.  The drop after every module (below) still runs a full
+  collection.
 * One persistent compilation cache per session, shared by the xdist workers
   (``pytest_configure``), keeping every program: tests build the same
   programs again from functions of their own.  Searches are not kept on
@@ -30,6 +35,8 @@ shared persistent compilation cache.
 
 import gc
 import os
+
+gc.set_threshold(50_000, 50, 1_000)
 
 # c4jax keeps 16 compiled searches by default (c4jax.runtime.compiled); a test
 # module meets more shapes than that and comes back to them, so the suite
