@@ -2,7 +2,7 @@
 along every edge, illegal moves (huge integers included), draws, finished
 games, rollouts from finished games, the actions and states the rules refuse
 (non-integer actions, another game's Env, Env fields of other dtypes or
-shapes), and board-size limits.  Scripted positions are move lists (1-based
+shapes), board-size limits, and both sides' winning moves in one call.  Scripted positions are move lists (1-based
 columns / cells) checked move by move against the reference rules."""
 
 from __future__ import annotations
@@ -560,3 +560,26 @@ def test_longest_lines_on_the_largest_board():
     new, reward, done = jitted(tall)["step"](env, jnp.int32(0))
     assert (float(reward), int(new.winner)) == (1.0, 0)
     assert np.asarray(jitted(tall)["board"](new))[:, 0].tolist() == [1] * 32
+
+
+
+@pytest.mark.parametrize("game, moves", [
+    (connect4.make(), ["", "15263", "4453", "152637", "1122334"]),  # O to move in 15263: X threatens 4
+    (connect4.make(7, 40, 4), [[], [1, 2, 1, 2, 1], [1, 2, 1, 2, 1, 2, 40]]),
+    (tictactoe.GAME, ["", "1425", "15", "14253"]),
+], ids=["connect4", "c4_7x40", "tictactoe"])
+def test_the_winning_moves_of_both_sides_are_each_sides_own(game, moves):
+    """``winning_moves_of_both`` (one vmapped call, what the solver's bounds
+    and the heuristic prior share) against ``winning_moves`` of the position
+    and of the position with the opponent to move, finished games included."""
+    from c4jax.games.env import with_opponent_to_move
+    from c4jax.games.rollout import winning_moves_of_both
+
+    both = jax.jit(winning_moves_of_both)
+    for m in moves:
+        env = game.from_moves(m)
+        mine, theirs = both(env)
+        np.testing.assert_array_equal(mine, game.winning_moves(env), err_msg=str(m))
+        np.testing.assert_array_equal(theirs, game.winning_moves(with_opponent_to_move(env)), err_msg=str(m))
+        if m == "15263":  # O to move: X would win in column 4, O nowhere
+            assert not np.asarray(mine).any() and np.flatnonzero(theirs).tolist() == [3]

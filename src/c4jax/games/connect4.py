@@ -340,14 +340,19 @@ class Connect4:
         check_game(self, env)
         occupied = env.stones[0] | env.stones[1]
         mine = jnp.where(env.to_move == 0, env.stones[0], env.stones[1])
-        hits = self._threats(mine, occupied) & self._playable(occupied)
-        return self._any_per_column(hits) & ~env.done
+        return self._wins(mine, occupied) & ~env.done
 
-    def _opens(self, x: jax.Array, occupied: jax.Array) -> jax.Array:
-        """``bool[..., cols]``: the columns whose next stone opens the cell
-        above it, an empty cell that would complete a line for ``x``."""
-        above = self._join(self._shift(self._split(self._playable(occupied)), 0, -1))
-        return self._any_per_column(above & self._threats(x, occupied))
+    def _wins(self, x: jax.Array, occupied: jax.Array) -> jax.Array:
+        """``bool[..., cols]``: the columns whose next stone completes a line for ``x``."""
+        return self._any_per_column(self._threats(x, occupied) & self._playable(occupied))
+
+    def _wins_and_opens(self, x: jax.Array, occupied: jax.Array) -> tuple[jax.Array, jax.Array]:
+        """:meth:`_wins`, and the columns whose next stone opens the cell
+        above it, an empty cell that would complete a line for ``x`` (one
+        computation of the threats)."""
+        threats, playable = self._threats(x, occupied), self._playable(occupied)
+        above = self._join(self._shift(self._split(playable), 0, -1))
+        return self._any_per_column(threats & playable), self._any_per_column(above & threats)
 
     def _rollout(self, key: jax.Array, env: Env, heuristic: bool, threat_aware: bool = False) -> jax.Array:
         check_game(self, env)
@@ -356,11 +361,11 @@ class Connect4:
             env,
             words=lambda e: (e.stones[0], e.stones[1]),
             legal=self._legal,
-            wins=lambda x, occ: self._any_per_column(self._threats(x, occ) & self._playable(occ)),
+            wins=self._wins,
             drop=self._drop,
             has_line=self._has_line,
             heuristic=heuristic,
-            opens=self._opens if threat_aware else None,
+            wins_and_opens=self._wins_and_opens if threat_aware else None,
         )
 
     @one_game_or_batch(key=0)

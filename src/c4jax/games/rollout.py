@@ -13,7 +13,7 @@ from c4jax.games.env import Env, result_for_player_to_move, with_opponent_to_mov
 from c4jax.keys import as_key
 
 __all__ = ["hash_u32", "rollout_random", "pick_uniform", "seed_from_key", "win_else_block",
-           "win_else_block_moves", "threat_aware", "playout"]
+           "win_else_block_moves", "winning_moves_of_both", "threat_aware", "playout"]
 
 
 _GOLDEN = 0x9E3779B9
@@ -75,14 +75,21 @@ def win_else_block(win: jax.Array, block: jax.Array, otherwise: jax.Array | None
     return jnp.where(jnp.any(win), win, jnp.where(jnp.any(block), block, otherwise))
 
 
-def win_else_block_moves(env: Env, otherwise: jax.Array | None) -> jax.Array:
+def win_else_block_moves(env: Env, otherwise: jax.Array | None, wins=None) -> jax.Array:
     """:func:`win_else_block` of one game's position: its winning moves, and
-    the opponent's (the moves that block them), from ``winning_moves``."""
-    game = env.game
-    legal = game.legal_action_mask(env)
-    win = game.winning_moves(env)
-    block = game.winning_moves(with_opponent_to_move(env)) & legal
-    return win_else_block(win, block, otherwise)
+    the opponent's (the moves that block them), from ``winning_moves``
+    (``wins``: :func:`winning_moves_of_both` of ``env``, where the caller has them)."""
+    win, block = winning_moves_of_both(env) if wins is None else wins
+    return win_else_block(win, block & env.game.legal_action_mask(env), otherwise)
+
+
+def winning_moves_of_both(env: Env) -> tuple[jax.Array, jax.Array]:
+    """One game's ``winning_moves`` for the player to move and for the
+    opponent (were it to move): ``(bool[A], bool[A])``, one ``vmap`` ped call
+    over both sides (the game's rules traced once)."""
+    sides = jax.tree.map(lambda a, b: jnp.stack([a, b]), env, with_opponent_to_move(env))
+    wins = jax.vmap(env.game.winning_moves)(sides)
+    return wins[0], wins[1]
 
 
 def threat_aware(legal: jax.Array, opens_theirs: jax.Array, opens_mine: jax.Array) -> jax.Array:
@@ -97,7 +104,8 @@ def threat_aware(legal: jax.Array, opens_theirs: jax.Array, opens_mine: jax.Arra
     return jnp.where(jnp.any(keep), keep, jnp.where(jnp.any(safe), safe, legal))
 
 
-def playout(key, env: Env, *, words, legal, wins, drop, has_line, heuristic: bool, opens=None) -> jax.Array:
+def playout(key, env: Env, *, words, legal, wins, drop, has_line, heuristic: bool,
+            wins_and_opens=None) -> jax.Array:
     """The rollout loop every game shares, on mover-relative bit words.
 
     Game hooks (on the game's word shape ``S``: ``[cols]`` or ``[]``):
@@ -106,9 +114,11 @@ def playout(key, env: Env, *, words, legal, wins, drop, has_line, heuristic: boo
     heuristic policy); ``drop(onehot bool[A], occ) -> S`` (the new stone's
     bits); ``has_line(stones) -> bool[]``.  ``heuristic``: each move wins at
     once if it can, else blocks (:func:`win_else_block`), else is random;
-    with ``opens(stones, occ) -> bool[A]`` as well (the moves that make
-    playable an empty cell where ``stones``, as they are before the move,
-    would complete a line), that random move follows :func:`threat_aware`.
+    with ``wins_and_opens(stones, occ) -> (bool[A], bool[A])`` instead of
+    ``wins`` (the moves completing a line, and those that make playable an
+    empty cell where ``stones``, as they are before the move, would complete
+    one), that random move follows :func:`threat_aware`.  The heuristic's
+    hooks are called under ``jax.vmap`` over both players' stones.
 
     Returns ``float32[]``: the result for the player to move in ``env``
     (+1/0/-1); a finished ``env`` is not played (its own result).
@@ -129,9 +139,14 @@ def playout(key, env: Env, *, words, legal, wins, drop, has_line, heuristic: boo
         cur, occ, ply, _, i, _ = state
         mask = legal(occ)
         if heuristic:
-            theirs = cur ^ occ
-            otherwise = mask if opens is None else threat_aware(mask, opens(theirs, occ), opens(cur, occ))
-            mask = win_else_block(wins(cur, occ), wins(theirs, occ), otherwise)
+            # Both sides' hooks in one vmap: the game's rules traced once.
+            sides = jnp.stack([cur, cur ^ occ])  # the mover's stones, the opponent's
+            if wins_and_opens is None:
+                win, otherwise = jax.vmap(wins, in_axes=(0, None))(sides, occ), mask
+            else:
+                win, opened = jax.vmap(wins_and_opens, in_axes=(0, None))(sides, occ)
+                otherwise = threat_aware(mask, opened[1], opened[0])
+            mask = win_else_block(win[0], win[1], otherwise)
         bits = drop(pick_uniform(mask, rollout_random(seed, i)), occ)
         me = cur | bits
         occ = occ | bits

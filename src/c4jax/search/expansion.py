@@ -24,13 +24,14 @@ import jax.numpy as jnp
 import mctx
 
 from c4jax.games.env import Env
+from c4jax.games.rollout import winning_moves_of_both
 from c4jax.search.options import SearchOptions
 from c4jax.search.selection import Path
 from c4jax.search.tree import gather, masked_prior
 from c4jax.keys import as_key
 from c4jax.search.values import prior_and_flag, value_and_flag
 
-__all__ = ["Expansion", "evaluate_in_turn", "evaluate_leaf", "expand", "share_new_nodes"]
+__all__ = ["Expansion", "evaluate_in_turn", "evaluate_leaf", "expand", "share_new_nodes", "shared_winning_moves"]
 
 
 @chex.dataclass(frozen=True)
@@ -87,13 +88,15 @@ def expand(key, tree: mctx.Tree, path: Path, next_free, opts: SearchOptions, sol
     leaf_env = jax.tree.map(lambda c, n: jnp.where(path.expand, c, n), child_env, node_env)
     value, value_bad = evaluate_leaf(key, leaf_env, opts) if evaluate else (jnp.float32(0), jnp.bool_(False))
     new_node = path.expand & (next_free < capacity)
-    lower, upper, plies = solver.static_bounds(child_env)
+    wins = shared_winning_moves(child_env, opts)
+    lower, upper, plies = solver.static_bounds(child_env, wins)
     # Only a new node's prior is kept, and a new node is the leaf: a
     # ``prior_fn`` reads the leaf, so that a network giving ``value_fn`` and
     # ``prior_fn`` from one forward pass runs once (XLA's CSE); the built-in
-    # priors read the child, as the static bounds do (the same threats).
+    # priors read the child, as the static bounds do (the same winning
+    # moves, computed once: ``wins``).
     prior_env = leaf_env if opts.prior_fn is not None else child_env
-    logits, prior_bad = prior_and_flag(prior_env, opts.prior, opts.prior_fn)
+    logits, prior_bad = prior_and_flag(prior_env, opts.prior, opts.prior_fn, wins)
     return Expansion(
         child_env=child_env,
         leaf_env=leaf_env,
@@ -110,6 +113,15 @@ def expand(key, tree: mctx.Tree, path: Path, next_free, opts: SearchOptions, sol
         upper=upper,
         plies=plies,
     )
+
+
+def shared_winning_moves(env: Env, opts: SearchOptions) -> tuple[jax.Array, jax.Array] | None:
+    """:func:`~c4jax.games.rollout.winning_moves_of_both` of ``env`` where
+    both the solver's static bounds and the heuristic prior read them (one
+    computation for both), else ``None`` (the one that reads them computes them)."""
+    if opts.solver and opts.prior == "heuristic" and opts.prior_fn is None:
+        return winning_moves_of_both(env)
+    return None
 
 
 def evaluate_leaf(key, env: Env, opts: SearchOptions) -> tuple[jax.Array, jax.Array]:

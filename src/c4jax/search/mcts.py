@@ -38,7 +38,7 @@ import mctx
 
 from c4jax.games.env import Env
 from c4jax.search.backup import backup
-from c4jax.search.expansion import evaluate_in_turn, evaluate_leaf, expand, share_new_nodes
+from c4jax.search.expansion import evaluate_in_turn, evaluate_leaf, expand, share_new_nodes, shared_winning_moves
 from c4jax.search.options import SearchOptions
 from c4jax.search.output import SearchOutput, search_output
 from c4jax.search.selection import descend, make_selection
@@ -96,7 +96,8 @@ def evaluate_root(key, env: Env, *, opts: SearchOptions, continuing: bool) -> Ro
     tree's root is valued already)."""
     root_key, noise_key, _, _ = _root_keys(key)
     legal = env.game.legal_action_mask(env)
-    logits, prior_bad = prior_and_flag(env, opts.prior, opts.prior_fn)
+    wins = shared_winning_moves(env, opts)
+    logits, prior_bad = prior_and_flag(env, opts.prior, opts.prior_fn, wins)
     root_gumbel = None
     if opts.selection == "gumbel":
         root_gumbel = opts.gumbel_scale * jax.random.gumbel(noise_key, logits.shape)
@@ -108,7 +109,7 @@ def evaluate_root(key, env: Env, *, opts: SearchOptions, continuing: bool) -> Ro
     else:
         # split(key, 1)[0]: the key make_root_fn gives row 0 of a batch of one.
         value, value_bad = evaluate_leaf(jax.random.split(root_key, 1)[0], env, opts)
-        lower, upper, plies = make_solver(opts.solver).static_bounds(env)
+        lower, upper, plies = make_solver(opts.solver).static_bounds(env, wins)
     return RootEvaluation(
         logits=masked_prior(logits, legal), prior_bad=(prior_bad & ~env.done).astype(jnp.int32),
         root_gumbel=root_gumbel, value=value, value_bad=value_bad, lower=lower, upper=upper, plies=plies)

@@ -40,7 +40,8 @@ import jax
 import jax.numpy as jnp
 import mctx
 
-from c4jax.games.env import Env, with_opponent_to_move
+from c4jax.games.env import Env
+from c4jax.games.rollout import winning_moves_of_both
 from c4jax.search.tree import LOSS, ROOT, UNVISITED, WIN, legal_at, node_view, set_entry, write
 
 __all__ = ["NoSolver", "ScoreBoundsSolver", "make_solver", "edge_bounds", "edge_plies"]
@@ -94,9 +95,10 @@ def _node_plies(legal, e_lo, e_hi, e_plies, lo, hi, current):
 class NoSolver:
     """Plain mean backups (``solver=False``): nothing is proven."""
 
-    def static_bounds(self, env: Env) -> tuple[jax.Array, jax.Array, jax.Array]:
+    def static_bounds(self, env: Env, wins=None) -> tuple[jax.Array, jax.Array, jax.Array]:
         """``float32[]`` bounds of a position: ``[0, 0]`` if finished, else
         ``[-1, 1]``; plies 0."""
+        del wins
         lower = jnp.where(env.done, 0.0, LOSS).astype(jnp.float32)
         upper = jnp.where(env.done, 0.0, WIN).astype(jnp.float32)
         return lower, upper, jnp.int32(0)
@@ -154,17 +156,20 @@ class ScoreBoundsSolver:
     """Score-bounded MCTS with decisive moves (``solver=True``); see the
     module docstring."""
 
-    def static_bounds(self, env: Env) -> tuple[jax.Array, jax.Array]:
+    def static_bounds(self, env: Env, wins=None) -> tuple[jax.Array, jax.Array, jax.Array]:
         """Bounds on a position's value for the player to move, from the
         position alone: a finished game is worth 0 (its result belongs to the
         move that ended it); a player with a winning move has a win (decisive
         moves, Teytaud & Teytaud 2010); a player without one facing two or
         more winning moves of the opponent has a loss (it can block only one);
         else ``[-1, 1]``.  ``float32[]`` each, and the plies of the proof
-        (``int32[]``: 1 for a win in one, 2 for a loss in two, else 0)."""
+        (``int32[]``: 1 for a win in one, 2 for a loss in two, else 0).
+        ``wins``: :func:`~c4jax.games.rollout.winning_moves_of_both` of
+        ``env``, where the caller has them."""
         game = env.game
-        own = jnp.any(game.winning_moves(env))
-        threats = jnp.sum(game.winning_moves(with_opponent_to_move(env)) & game.legal_action_mask(env))
+        wins, theirs = winning_moves_of_both(env) if wins is None else wins
+        own = jnp.any(wins)
+        threats = jnp.sum(theirs & game.legal_action_mask(env))
         lost = ~own & (threats >= 2)
         lower = jnp.where(env.done, 0.0, jnp.where(own, WIN, LOSS))
         upper = jnp.where(env.done, 0.0, jnp.where(lost, LOSS, WIN))

@@ -81,9 +81,11 @@ def prior_logits(
     return prior_and_flag(env, prior, prior_fn)[0]
 
 
-def prior_and_flag(env: Env, prior: str, prior_fn: Callable | None) -> tuple[jax.Array, jax.Array]:
+def prior_and_flag(env: Env, prior: str, prior_fn: Callable | None, wins=None) -> tuple[jax.Array, jax.Array]:
     """:func:`prior_logits` of one game, checked arguments, and ``bool[]``:
-    whether ``prior_fn`` gave a non-finite logit for a legal action."""
+    whether ``prior_fn`` gave a non-finite logit for a legal action.
+    ``wins``: :func:`c4jax.games.rollout.winning_moves_of_both` of ``env``,
+    where the caller has them."""
     game = env.game
     legal = game.legal_action_mask(env)
     logits = jnp.zeros(legal.shape, jnp.float32)
@@ -95,7 +97,7 @@ def prior_and_flag(env: Env, prior: str, prior_fn: Callable | None) -> tuple[jax
         # +-inf the largest/smallest finite logit.
         logits = jnp.nan_to_num(logits, nan=0.0, posinf=_BIG, neginf=-_BIG)
     elif prior == "heuristic":
-        preferred = win_else_block_moves(env, None)
+        preferred = win_else_block_moves(env, None, wins)
         logits = jnp.where(preferred, HEURISTIC_LOGIT_GAP, 0.0)
     return jnp.where(legal, logits, _NEG).astype(jnp.float32), bad
 
