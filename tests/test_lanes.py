@@ -103,7 +103,6 @@ def test_solver_bounds_hold_the_exact_value_of_every_node(moves, n, seed):
 
 
 @pytest.mark.slow
-@pytest.mark.optimized
 def test_forced_wins_and_blocks_as_one_lane_finds_them():
     recs = [r for r in records() if r["kind"] == "tactical"]
     envs = stack([c4.from_moves(r["moves"]) for r in recs] * 4)

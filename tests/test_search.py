@@ -537,7 +537,6 @@ def test_first_play_urgency_visits_every_column_of_a_wide_board(rows, cols):
 
 
 @pytest.mark.slow
-@pytest.mark.optimized
 def test_solver_finds_the_trap_that_plain_means_miss():
     # After X's edge opening (cell 2), O's far-corner replies (7, 9) and the
     # edges next to X's lose to a fork.  Searches of 1600 simulations, one

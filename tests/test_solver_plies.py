@@ -98,7 +98,6 @@ def test_plies_of_every_proven_node_bound_the_exact_distance(moves, n, lanes):
     assert decided > 50 and exact / decided > 0.8, (decided, exact)
 
 
-@pytest.mark.optimized
 def test_the_fastest_proven_win_and_the_slowest_proven_loss_are_played():
     # 64 searches of positions with wins of several lengths or only losses.
     positions = ["1", "15", "159", "12", "124", "5136"]
@@ -117,7 +116,6 @@ def test_the_fastest_proven_win_and_the_slowest_proven_loss_are_played():
 
 
 @pytest.mark.slow
-@pytest.mark.optimized
 def test_pons_end_easy_positions_strictly_optimal_and_plies_sound():
     # Pons' score of a move: the winner wins with its (22 - |score|)-th stone.
     recs = [json.loads(line) for line in DATA.read_text().splitlines()]
