@@ -472,3 +472,12 @@ def test_the_process_count_from_the_environment_is_ascii_digits(monkeypatch, val
     monkeypatch.setenv("JAX_NUM_PROCESSES", value)
     with pytest.raises(ValueError, match="JAX_NUM_PROCESSES must be an int >= 0"):
         initialize_distributed()
+
+
+def test_the_processes_exchange_and_wait_only_in_a_distributed_run():
+    from c4jax.runtime.distributed import exchange, wait_for_every_process
+
+    with pytest.raises(RuntimeError, match="jax.distributed is not initialized"):
+        exchange("x", "1")
+    with pytest.raises(RuntimeError, match="jax.distributed is not initialized"):
+        wait_for_every_process("x")

@@ -95,25 +95,23 @@ def _agree(run: dict, out: str, index: int, count: int, failure: UsageError | No
     """The processes of a multi-process run agree before any plays: each
     shares a digest of every part of its run (game, player, seed, games,
     settings and ``--out``) and whether its own checks (devices, its part
-    file, --resume) passed (``process_allgather``: every process sees every
-    one's), so that all stop together, each with one line naming what
-    differs, on a mismatch or on one process's error, instead of the others
-    playing on and waiting for it at the end."""
+    file, --resume) passed (:func:`~c4jax.runtime.distributed.exchange`:
+    every process sees every one's), so that all stop together, each with
+    one line naming what differs, on a mismatch or on one process's error,
+    instead of the others playing on and waiting for it at the end."""
     import hashlib
     import json
 
-    import numpy as np
-    from jax.experimental import multihost_utils
+    from c4jax.runtime.distributed import exchange
 
     names = {"game": "--game", "player": "-n", "seed": "--seed", "games": "--games",
              "settings": "temperature, noise or search options", "out": "--out"}
     mine = dict(run, out=out)
-    digests = [np.frombuffer(hashlib.sha256(json.dumps(mine[k], default=repr).encode()).digest()[:4], np.uint32)
-               for k in names]
-    every = np.asarray(multihost_utils.process_allgather(np.concatenate(digests + [np.uint32([failure is not None])])))
-    differ = [i for i in range(count) if not np.array_equal(every[i, :-1], every[0, :-1])]
+    digests = [hashlib.sha256(json.dumps(mine[k], default=repr).encode()).hexdigest()[:16] for k in names]
+    every = [json.loads(v) for v in exchange("selfplay-agree", json.dumps(digests + [failure is not None]))]
+    differ = [i for i in range(count) if every[i][:-1] != every[0][:-1]]
     if differ:
-        what = [names[k] for j, k in enumerate(names) if np.any(every[:, j] != every[0, j])]
+        what = [names[k] for j, k in enumerate(names) if any(e[j] != every[0][j] for e in every)]
         raise UsageError(
             f"process{'es' if len(differ) > 1 else ''} {', '.join(map(str, differ))} of this run "
             f"{'were' if len(differ) > 1 else 'was'} started with another {', '.join(what)} than process 0: "
@@ -121,7 +119,7 @@ def _agree(run: dict, out: str, index: int, count: int, failure: UsageError | No
         )
     if failure is not None:
         raise UsageError(f"process {index} of {count}: {failure}") from None
-    failed = [i for i in range(count) if every[i, -1]]
+    failed = [i for i in range(count) if every[i][-1]]
     if failed:
         raise UsageError(
             f"process{'es' if len(failed) > 1 else ''} {', '.join(map(str, failed))} of this run stopped at "
@@ -458,10 +456,10 @@ def _play_and_merge(args, con, game, options: dict, this_run: dict, path: str, i
     else:
         print_line(con, f"{where}every game of this run is in {path} already: nothing to play", markup=False)
     if count > 1:
-        from jax.experimental import multihost_utils
+        from c4jax.runtime.distributed import wait_for_every_process
 
         try:
-            multihost_utils.sync_global_devices("c4jax selfplay: every part written")
+            wait_for_every_process("selfplay-parts-written")
         except Exception as e:  # a process died: JAX's runtime may stop this one too
             raise UsageError(
                 f"another process stopped before its part was written ({type(e).__name__}); rerun every "

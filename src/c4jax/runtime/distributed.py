@@ -1,7 +1,9 @@
 """A run over several processes (hosts): :func:`initialize_distributed`
 starts :func:`jax.distributed.initialize` from arguments or the usual
-environment variables, and each process then plays its share of the games
-(:func:`process_share`) on its own local devices.
+environment variables, each process then plays its share of the games
+(:func:`process_share`) on its own local devices, and the processes agree
+(:func:`exchange`) and wait for each other (:func:`wait_for_every_process`)
+through the run's coordination service, not through device collectives.
 """
 
 from __future__ import annotations
@@ -14,7 +16,11 @@ import jax
 
 from c4jax.validation import env_int
 
-__all__ = ["initialize_distributed", "process_share"]
+__all__ = ["exchange", "initialize_distributed", "process_share", "wait_for_every_process"]
+
+# How long a process waits for the others at the end of a run: their shares
+# differ by at most one game, but hosts of unequal speed finish apart.
+FINISH_TIMEOUT_S = 7 * 24 * 3600
 
 
 def initialize_distributed(
@@ -81,3 +87,50 @@ def process_share(indices: Sequence[int], process_index: int, process_count: int
     each process has already played; shares of ``range(G)`` within one game
     of each other)."""
     return [g for g in indices if g % process_count == process_index]
+
+
+def _coordination_client():
+    """The client of this run's coordination service (the key-value store and
+    barriers that :func:`jax.distributed.initialize` starts), from JAX's
+    private ``jax._src.distributed``: the one place c4jax reaches it.
+
+    Raises:
+      RuntimeError: ``jax.distributed`` is not initialized.
+    """
+    from jax._src import distributed
+
+    client = distributed.global_state.client
+    if client is None:
+        raise RuntimeError("jax.distributed is not initialized: no other processes to reach")
+    return client
+
+
+def exchange(name: str, value: str, timeout_s: float = 300.0) -> list[str]:
+    """Every process's ``value`` under ``name``, in process order: each
+    process writes its own to the coordination service's key-value store and
+    reads the others' (no device program, no compilation).  Every process of
+    the run must call it with the same ``name``, once.
+
+    Raises:
+      RuntimeError: ``jax.distributed`` is not initialized.
+      Exception: JAX's error where a process has not written its value
+        within ``timeout_s`` or the run's coordination service failed.
+    """
+    client = _coordination_client()
+    client.key_value_set(f"c4jax/{name}/{jax.process_index()}", value)
+    return [
+        client.blocking_key_value_get(f"c4jax/{name}/{i}", int(timeout_s * 1000))
+        for i in range(jax.process_count())
+    ]
+
+
+def wait_for_every_process(name: str, timeout_s: float = FINISH_TIMEOUT_S) -> None:
+    """Returns once every process of the run has called it with ``name``
+    (a barrier of the coordination service; no device program).
+
+    Raises:
+      RuntimeError: ``jax.distributed`` is not initialized.
+      Exception: JAX's error where a process does not arrive within
+        ``timeout_s`` or has stopped.
+    """
+    _coordination_client().wait_at_barrier(f"c4jax/{name}", int(timeout_s * 1000))
