@@ -355,6 +355,57 @@ def test_a_bad_coordinator_address_is_one_line(tmp_path, capsys, address):
     assert os.listdir(tmp_path) == []
 
 
+def test_a_coordinator_host_that_does_not_resolve_is_one_line(tmp_path, capsys):
+    argv = CMD[3:] + ["--games", "2", "--out", str(tmp_path / "g.jsonl"), "--coordinator", "no-such-host.invalid:4321",
+                      "--num-processes", "2", "--process-id", "1"]
+    assert "the coordinator host 'no-such-host.invalid' (of 'no-such-host.invalid:4321') cannot be resolved" in (
+        _one_line(capsys, argv))
+    assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.slow
+def test_a_busy_port_is_one_line_and_ctrl_c_or_sigterm_stop_a_waiting_or_playing_process(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("signals")
+    env = _env(tmp_path_factory)
+
+    def start(index, port, *extra):
+        return subprocess.Popen(
+            CMD + ["--games", "10", "--out", str(folder / "g.jsonl"), "--coordinator", f"localhost:{port}",
+                   "--num-processes", "2", "--process-id", str(index), *extra],
+            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    # Process 0 on a port another program listens on: one line, exit 1.
+    with socket.create_server(("", 0)) as busy:
+        port = busy.getsockname()[1]
+        out, err = start(0, port).communicate(timeout=120)
+    assert err.splitlines() == [f"c4jax selfplay: error: process 0 cannot start the run's coordinator on port {port} "
+                                "(Address already in use): choose another port in --coordinator"], err
+    # Ctrl-C while a process waits for the others to join: exit 130 at once.
+    waiting = start(1, _free_port())
+    deadline = time.monotonic() + 120
+    while "joining the run" not in waiting.stdout.readline() and time.monotonic() < deadline:
+        pass
+    time.sleep(0.5)
+    waiting.send_signal(signal.SIGINT)
+    out, err = waiting.communicate(timeout=20)
+    assert waiting.returncode == 130 and err == "c4jax selfplay: interrupted\n", (waiting.returncode, err)
+    # SIGTERM while both play (jax.distributed would catch it): the process ends.
+    port = _free_port()
+    procs = [start(i, port, "--games", "4000", "-n", "200", "--batch-size", "4") for i in range(2)]
+    part = folder / "g.jsonl.part-1-of-2"
+    deadline = time.monotonic() + 120
+    while not (part.exists() and part.stat().st_size) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    procs[1].send_signal(signal.SIGTERM)
+    try:
+        assert procs[1].wait(timeout=20) == -signal.SIGTERM
+    finally:
+        for p in procs:
+            p.kill()
+            p.communicate()
+    assert sorted(os.listdir(folder)) == ["g.jsonl.part-0-of-2", "g.jsonl.part-1-of-2"]
+
+
 def test_resume_refuses_a_part_file_of_another_process(run, tmp_path, capsys):
     from c4jax.cli.args import UsageError
     from c4jax.cli.selfplay import _existing

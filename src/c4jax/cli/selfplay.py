@@ -391,6 +391,12 @@ def run(args, con, t_start: float) -> int:
         index, count = initialize_distributed(args.coordinator, args.num_processes, args.process_id, con.print)
     except ValueError as e:
         raise UsageError(str(e)) from None
+    if count > 1:
+        # jax.distributed catches SIGTERM for its preemption notices, which
+        # this command does not use: `kill` and `timeout` stop it again.
+        import signal
+
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
     path = part_path(args.out, index, count)
     played = False

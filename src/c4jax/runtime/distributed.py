@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import os
 import re
+import socket
+import threading
 from typing import Callable, Sequence
 
 import jax
@@ -42,8 +44,10 @@ def initialize_distributed(
       ``(process_index, process_count)``.
     Raises:
       ValueError: some but not all of the three given, a count below 1, a
-        process id outside ``0..num_processes - 1``, or an address that is
-        not ``HOST:PORT``.
+        process id outside ``0..num_processes - 1``, an address that is
+        not ``HOST:PORT``, or a host that does not resolve.
+      ConnectionError: process 0 cannot listen on the port, or JAX's
+        client fails to join.
     """
     coordinator = coordinator or os.environ.get("JAX_COORDINATOR_ADDRESS") or None
     num_processes = num_processes if num_processes is not None else env_int("JAX_NUM_PROCESSES")
@@ -71,13 +75,61 @@ def initialize_distributed(
         raise ValueError(
             f"the coordinator address must be HOST:PORT with a port in 1..65535 (process 0's host); got {coordinator!r}"
         )
+    try:
+        socket.getaddrinfo(host[1:-1] if host.startswith("[") else host, int(port))
+    except (socket.gaierror, UnicodeError):
+        raise ValueError(f"the coordinator host {host!r} (of {coordinator!r}) cannot be resolved") from None
+    if process_id == 0 and not os.environ.get("JAX_COORDINATOR_BIND_ADDRESS"):
+        _check_port_free(int(port))
     if on_join is not None:
         on_join(
             f"process {process_id} of {num_processes}: joining the run at {coordinator} (waits for every "
             "process to start, each with its own --process-id)"
         )
-    jax.distributed.initialize(coordinator, num_processes, process_id)
+    try:
+        _interruptible(jax.distributed.initialize, coordinator, num_processes, process_id)
+    except jax.errors.JaxRuntimeError as e:
+        raise ConnectionError(f"cannot join the run at {coordinator}: {str(e).splitlines()[0]}") from None
     return jax.process_index(), jax.process_count()
+
+
+def _check_port_free(port: int) -> None:
+    """Raises ``ConnectionError`` where another program listens on ``port``
+    (where process 0's coordinator binds, all addresses): JAX's service
+    crashes the process on such a port instead of raising."""
+    try:
+        if socket.has_dualstack_ipv6():
+            probe = socket.create_server(("", port), family=socket.AF_INET6, dualstack_ipv6=True)
+        else:
+            probe = socket.create_server(("", port))
+    except OSError as e:
+        raise ConnectionError(
+            f"process 0 cannot start the run's coordinator on port {port} ({os.strerror(e.errno) if e.errno else e}): "
+            "choose another port in --coordinator"
+        ) from None
+    probe.close()
+
+
+def _interruptible(fn: Callable, *args):
+    """``fn(*args)`` on a thread of its own while this one waits: JAX's
+    client blocks in C++ while it waits for the other processes, and Ctrl-C
+    (``KeyboardInterrupt``) reaches a thread only between Python steps."""
+    done: list = []
+
+    def target():
+        try:
+            done.append((True, fn(*args)))
+        except BaseException as e:  # handed to the waiting thread
+            done.append((False, e))
+
+    thread = threading.Thread(target=target, name="c4jax-distributed", daemon=True)
+    thread.start()
+    while thread.is_alive():
+        thread.join(0.1)
+    ok, value = done[0]
+    if not ok:
+        raise value
+    return value
 
 
 def process_share(indices: Sequence[int], process_index: int, process_count: int) -> list[int]:
@@ -119,7 +171,7 @@ def exchange(name: str, value: str, timeout_s: float = 300.0) -> list[str]:
     client = _coordination_client()
     client.key_value_set(f"c4jax/{name}/{jax.process_index()}", value)
     return [
-        client.blocking_key_value_get(f"c4jax/{name}/{i}", int(timeout_s * 1000))
+        _interruptible(client.blocking_key_value_get, f"c4jax/{name}/{i}", int(timeout_s * 1000))
         for i in range(jax.process_count())
     ]
 
@@ -133,4 +185,4 @@ def wait_for_every_process(name: str, timeout_s: float = FINISH_TIMEOUT_S) -> No
       Exception: JAX's error where a process does not arrive within
         ``timeout_s`` or has stopped.
     """
-    _coordination_client().wait_at_barrier(f"c4jax/{name}", int(timeout_s * 1000))
+    _interruptible(_coordination_client().wait_at_barrier, f"c4jax/{name}", int(timeout_s * 1000))
