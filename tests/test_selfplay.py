@@ -361,6 +361,11 @@ def test_a_coordinator_host_that_does_not_resolve_is_one_line(tmp_path, capsys):
     assert "the coordinator host 'no-such-host.invalid' (of 'no-such-host.invalid:4321') cannot be resolved" in (
         _one_line(capsys, argv))
     assert os.listdir(tmp_path) == []
+    from c4jax.runtime.distributed import initialize_distributed
+
+    for host in ("a\x00b", "x" * 300, "a..b"):
+        with pytest.raises(ValueError, match="cannot be resolved"):
+            initialize_distributed(f"{host}:1234", 2, 1)
 
 
 @pytest.mark.slow

@@ -77,7 +77,7 @@ def initialize_distributed(
         )
     try:
         socket.getaddrinfo(host[1:-1] if host.startswith("[") else host, int(port))
-    except (socket.gaierror, UnicodeError):
+    except (socket.gaierror, UnicodeError, ValueError):  # ValueError: a NUL in the name
         raise ValueError(f"the coordinator host {host!r} (of {coordinator!r}) cannot be resolved") from None
     if process_id == 0 and not os.environ.get("JAX_COORDINATOR_BIND_ADDRESS"):
         _check_port_free(int(port))
