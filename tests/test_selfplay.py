@@ -303,13 +303,13 @@ def test_merge_joins_the_parts_of_the_run_on_its_command_line(run, tmp_path, cap
         assert out.read_text() == text
 
 
-def _two_processes(extra_per_process, out, env):
+def _two_processes(extra_per_process, out, env, cwds=(None, None)):
     port = _free_port()
     procs = [
         subprocess.Popen(
             CMD + ["--out", str(out), "--coordinator", f"localhost:{port}", "--num-processes", "2",
                    "--process-id", str(i)] + extra_per_process[i],
-            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=cwds[i],
         )
         for i in range(2)
     ]
@@ -319,15 +319,19 @@ def _two_processes(extra_per_process, out, env):
 
 @pytest.mark.slow
 def test_processes_started_with_other_settings_all_stop(tmp_path_factory):
-    out = tmp_path_factory.mktemp("mismatch") / "g.jsonl"
+    # Process 1 with another seed and process count, and the same relative
+    # --out in another working folder: another file, named in the message.
+    folders = [tmp_path_factory.mktemp("mismatch"), tmp_path_factory.mktemp("mismatch")]
     codes, outs = _two_processes(
-        [["--games", "4", "--seed", "3"], ["--games", "4", "--seed", "4", "--out", f"{out}.other"]], out,
-        _env(tmp_path_factory),
+        [["--games", "4", "--seed", "3"], ["--games", "4", "--seed", "4", "--num-processes", "3"]], "g.jsonl",
+        _env(tmp_path_factory), cwds=folders,
     )
     assert codes == [2, 2], outs
-    assert all(o[1].strip().endswith("process 1 of this run was started with another --seed, --out than process 0: "
-                                     "start every process alike") for o in outs), outs
-    assert not out.exists()
+    expected = (f"process 1 of this run was started with another --seed, --num-processes, --out than process 0 "
+                f"(--out is {folders[0] / 'g.jsonl'} in process 0; {folders[1] / 'g.jsonl'} in process 1): "
+                "start every process alike")
+    assert all(o[1].strip().endswith(expected) for o in outs), outs
+    assert os.listdir(folders[0]) == os.listdir(folders[1]) == []
 
 
 def test_a_second_run_on_the_same_file_stops_at_its_lock(tmp_path, capsys):

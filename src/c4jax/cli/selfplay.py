@@ -15,6 +15,7 @@ from c4jax.cli.args import (
 )
 from c4jax.cli.from_args import check_devices, check_writable, make_game
 from c4jax.cli.terminal import Interrupted, plain_interrupts, print_line
+from c4jax.validation import env_int
 
 SELFPLAY_EPILOG = """\
 Every line of FILE is one game: game, x, o, result ("X", "O" or "draw"), plies,
@@ -91,31 +92,37 @@ def add_parser(sub, game, search_parent, common) -> None:
     p.set_defaults(func=run)
 
 
-def _agree(run: dict, out: str, index: int, count: int, failure: UsageError | None) -> None:
+def _agree(run: dict, out: str, processes: int | None, index: int, count: int,
+           failure: UsageError | None) -> None:
     """The processes of a multi-process run agree before any plays: each
     shares a digest of every part of its run (game, player, seed, games,
-    settings and ``--out``) and whether its own checks (devices, its part
-    file, --resume) passed (:func:`~c4jax.runtime.distributed.exchange`:
-    every process sees every one's), so that all stop together, each with
-    one line naming what differs, on a mismatch or on one process's error,
-    instead of the others playing on and waiting for it at the end."""
+    settings, the number of processes it was started with, ``processes``,
+    and ``--out``, ``out`` resolved in its working folder) and whether its
+    own checks (devices, its part file, --resume) passed
+    (:func:`~c4jax.runtime.distributed.exchange`: every process sees every
+    one's), so that all stop together, each with one line naming what
+    differs, on a mismatch or on one process's error, instead of the others
+    playing on and waiting for it at the end."""
     import hashlib
     import json
 
     from c4jax.runtime.distributed import exchange
 
     names = {"game": "--game", "player": "-n", "seed": "--seed", "games": "--games",
-             "settings": "temperature, noise or search options", "out": "--out"}
-    mine = dict(run, out=out)
+             "settings": "temperature, noise or search options", "processes": "--num-processes", "out": "--out"}
+    mine = dict(run, processes=processes, out=out)
     digests = [hashlib.sha256(json.dumps(mine[k], default=repr).encode()).hexdigest()[:16] for k in names]
-    every = [json.loads(v) for v in exchange("selfplay-agree", json.dumps(digests + [failure is not None]))]
-    differ = [i for i in range(count) if every[i][:-1] != every[0][:-1]]
+    every = [json.loads(v) for v in exchange("selfplay-agree", json.dumps(digests + [out, failure is not None]))]
+    differ = [i for i in range(count) if every[i][:-2] != every[0][:-2]]
     if differ:
         what = [names[k] for j, k in enumerate(names) if any(e[j] != every[0][j] for e in every)]
+        # The same relative --out names another file in another working folder.
+        paths = "" if "--out" not in what else " (--out is " + "; ".join(
+            f"{every[i][-2]} in process {i}" for i in [0, *differ]) + ")"
         raise UsageError(
             f"process{'es' if len(differ) > 1 else ''} {', '.join(map(str, differ))} of this run "
-            f"{'were' if len(differ) > 1 else 'was'} started with another {', '.join(what)} than process 0: "
-            "start every process alike"
+            f"{'were' if len(differ) > 1 else 'was'} started with another {', '.join(what)} than process 0"
+            f"{paths}: start every process alike"
         )
     if failure is not None:
         raise UsageError(f"process {index} of {count}: {failure}") from None
@@ -409,7 +416,8 @@ def run(args, con, t_start: float) -> int:
                 raise
             failure, done = e, []
         if count > 1:
-            _agree(this_run, os.path.abspath(args.out), index, count, failure)
+            processes = args.num_processes if args.num_processes is not None else env_int("JAX_NUM_PROCESSES")
+            _agree(this_run, os.path.abspath(args.out), processes, index, count, failure)
         _play_and_merge(args, con, game, options, this_run, path, index, count, done)
         played = True
     finally:
