@@ -482,6 +482,12 @@ def test_two_processes_with_jax_distributed_play_every_game_once(resumed, tmp_pa
     assert codes == [2, 2], again
     assert all("exists: a multi-process run would replace it" in o[1] for o in again), again
     assert out.read_bytes() == before and sorted(os.listdir(folder)) == ["g.jsonl"]
+    # With --resume, every process finds every game there: nothing to play.
+    codes, again = _two_processes([["--games", "10", "--temperature-plies", "2", "--resume"]] * 2, out, env)
+    assert codes == [0, 0], again
+    assert all(f"every game of this run is in {out} already (its parts were merged): nothing to play"
+               in " ".join(o[0].split()) for o in again), again
+    assert out.read_bytes() == before and sorted(os.listdir(folder)) == ["g.jsonl"]
 
 
 def test_bad_flags_give_one_line(tmp_path, tmp_path_factory, monkeypatch, capsys):
@@ -541,3 +547,26 @@ def test_the_processes_exchange_and_wait_only_in_a_distributed_run():
         exchange("x", "1")
     with pytest.raises(RuntimeError, match="jax.distributed is not initialized"):
         wait_for_every_process("x")
+
+
+@pytest.mark.parametrize("mine", [True, False])
+def test_processes_that_disagree_on_a_merged_out_all_stop(monkeypatch, mine):
+    """--resume where process 0 finds every game of the run merged in --out
+    and process 1 does not, or the reverse (hosts without one shared file
+    system): the agreement stops every process (its exchange stood in for:
+    process 1 sends what process 0 does, but the other answer)."""
+    import c4jax.runtime.distributed as distributed
+    from c4jax.cli.args import UsageError
+    from c4jax.cli.selfplay import _agree
+
+    def exchange(name, value):
+        other = json.loads(value)
+        other[-2] = not other[-2]
+        return [value, json.dumps(other)]
+
+    monkeypatch.setattr(distributed, "exchange", exchange)
+    run = {"game": ["tictactoe", []], "player": "mcts:16", "seed": 0, "settings": [], "games": 10}
+    found = "finds every game of this run in /x/g.jsonl and process 1 does not" if mine else (
+        "does not find every game of this run in /x/g.jsonl and process 1 does")
+    with pytest.raises(UsageError, match=f"^process 0 {found}: the processes need one shared file system$"):
+        _agree(run, "/x/g.jsonl", 2, 0, 2, None, merged=mine)

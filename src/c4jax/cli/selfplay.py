@@ -93,7 +93,7 @@ def add_parser(sub, game, search_parent, common) -> None:
 
 
 def _agree(run: dict, out: str, processes: int | None, index: int, count: int,
-           failure: UsageError | None) -> None:
+           failure: UsageError | None, merged: bool = False) -> None:
     """The processes of a multi-process run agree before any plays: each
     shares a digest of every part of its run (game, player, seed, games,
     settings, the number of processes it was started with, ``processes``,
@@ -102,7 +102,9 @@ def _agree(run: dict, out: str, processes: int | None, index: int, count: int,
     (:func:`~c4jax.runtime.distributed.exchange`: every process sees every
     one's), so that all stop together, each with one line naming what
     differs, on a mismatch or on one process's error, instead of the others
-    playing on and waiting for it at the end."""
+    playing on and waiting for it at the end.  ``merged``: this process
+    found every game of the run in ``out`` already (:class:`_Merged`); all
+    must, or all stop."""
     import hashlib
     import json
 
@@ -112,13 +114,14 @@ def _agree(run: dict, out: str, processes: int | None, index: int, count: int,
              "settings": "temperature, noise or search options", "processes": "--num-processes", "out": "--out"}
     mine = dict(run, processes=processes, out=out)
     digests = [hashlib.sha256(json.dumps(mine[k], default=repr).encode()).hexdigest()[:16] for k in names]
-    every = [json.loads(v) for v in exchange("selfplay-agree", json.dumps(digests + [out, failure is not None]))]
-    differ = [i for i in range(count) if every[i][:-2] != every[0][:-2]]
+    every = [json.loads(v) for v in exchange("selfplay-agree",
+                                              json.dumps(digests + [out, merged, failure is not None]))]
+    differ = [i for i in range(count) if every[i][:-3] != every[0][:-3]]
     if differ:
         what = [names[k] for j, k in enumerate(names) if any(e[j] != every[0][j] for e in every)]
         # The same relative --out names another file in another working folder.
         paths = "" if "--out" not in what else " (--out is " + "; ".join(
-            f"{every[i][-2]} in process {i}" for i in [0, *differ]) + ")"
+            f"{every[i][-3]} in process {i}" for i in [0, *differ]) + ")"
         raise UsageError(
             f"process{'es' if len(differ) > 1 else ''} {', '.join(map(str, differ))} of this run "
             f"{'were' if len(differ) > 1 else 'was'} started with another {', '.join(what)} than process 0"
@@ -132,6 +135,14 @@ def _agree(run: dict, out: str, processes: int | None, index: int, count: int,
             f"process{'es' if len(failed) > 1 else ''} {', '.join(map(str, failed))} of this run stopped at "
             "its checks (its own error line says why): no process played; fix that and start every "
             "process again"
+        )
+    unseen = [i for i in range(count) if every[i][-2] != every[0][-2]]
+    if unseen:
+        raise UsageError(
+            f"process 0 {'finds' if every[0][-2] else 'does not find'} every game of this run in {out} and "
+            f"process{'es' if len(unseen) > 1 else ''} {', '.join(map(str, unseen))} "
+            f"{'do' if len(unseen) > 1 else 'does'}{' not' if every[0][-2] else ''}: the processes need one "
+            "shared file system"
         )
 
 
@@ -323,15 +334,36 @@ def merge_parts(out: str, run: dict) -> int:
     return games
 
 
+def _holds_every_game(out: str, run: dict) -> bool:
+    """Whether ``out`` holds every game of ``run``, each once (a merged
+    run); UsageError where it holds games of another run."""
+    from c4jax.tools.records import read_games
+
+    try:
+        records = read_games(out)
+    except ValueError:  # not whole records: refused as an existing file
+        return False
+    _check_records(repr(out), records, run)
+    return len(records) == run["games"]
+
+
+class _Merged(Exception):
+    """--resume of a multi-process run whose --out holds every game already
+    (its parts were merged): nothing to play."""
+
+
 def _start_checks(args, path: str, index: int, count: int, run: dict, con) -> list:
     """This process's checks before it plays (the devices, its file, the
     games already there for --resume); returns those games.  UsageError
-    naming the first that fails."""
+    naming the first that fails; :class:`_Merged` where a multi-process
+    run's --out holds every game of it."""
     check_devices(args.devices)
     check_writable(path, "the games")
     if os.path.exists(path) and not os.path.isfile(path):
         raise UsageError(f"--out {path!r} is not a regular file (a device or a pipe): give a file name")
     if count > 1 and os.path.exists(args.out):
+        if args.resume and os.path.isfile(args.out) and _holds_every_game(args.out, run):
+            raise _Merged
         raise UsageError(
             f"{args.out!r} exists: a multi-process run would replace it when it merges its parts; "
             "choose another --out"
@@ -408,16 +440,22 @@ def run(args, con, t_start: float) -> int:
     path = part_path(args.out, index, count)
     played = False
     try:
-        failure = None
+        failure, merged = None, False
         try:
             done = _start_checks(args, path, index, count, this_run, con)
         except UsageError as e:
             if count == 1:
                 raise
             failure, done = e, []
+        except _Merged:
+            merged, done = True, []
         if count > 1:
             processes = args.num_processes if args.num_processes is not None else env_int("JAX_NUM_PROCESSES")
-            _agree(this_run, os.path.abspath(args.out), processes, index, count, failure)
+            _agree(this_run, os.path.abspath(args.out), processes, index, count, failure, merged)
+        if merged:
+            print_line(con, f"process {index} of {count}: every game of this run is in {args.out} already (its "
+                       "parts were merged): nothing to play", markup=False)
+            return 0
         _play_and_merge(args, con, game, options, this_run, path, index, count, done)
         played = True
     finally:
