@@ -429,6 +429,51 @@ def test_resume_refuses_a_part_file_of_another_process(run, tmp_path, capsys):
     assert len(_existing(str(part), this_run, (0, 1), None)) == 2
 
 
+def test_a_process_of_a_run_checks_the_merged_file_and_other_runs_parts_before_it_plays(run, tmp_path):
+    """Process 0 of 2's checks (in this process, no run joined): another
+    process count's part files, an existing --out with and without
+    --resume, and a --out that holds every game (nothing to play); each
+    refusal before a part file is written."""
+    from types import SimpleNamespace
+
+    from c4jax.cli.args import UsageError
+    from c4jax.cli.selfplay import _Merged, _release_locks, _start_checks
+
+    games = [dataclasses.replace(g, seed=0) for g in run.games]
+    this_run = {"game": (games[0].game, games[0].game_params), "player": games[0].x_player, "seed": 0,
+                "settings": games[0].settings, "games": GAMES}
+    out = tmp_path / "g.jsonl"
+    part = f"{out}.part-0-of-2"
+
+    def check(resume):
+        try:
+            return _start_checks(SimpleNamespace(devices=None, out=str(out), resume=resume), part, 0, 2, this_run, None)
+        finally:
+            _release_locks(remove_new_empty=True)
+
+    c4jax.write_games(f"{out}.part-2-of-3", games[:1])
+    c4jax.write_games(f"{out}.part-0-of-1", games[:1])
+    with pytest.raises(UsageError, match=r"part-0-of-1' and 1 more are parts of a run of another number of "
+                                         r"processes, which this run of 2 could not merge: join that run with "
+                                         r"--merge and its flags, or remove them$"):
+        check(resume=True)
+    for p in (f"{out}.part-2-of-3", f"{out}.part-0-of-1"):
+        os.remove(p)
+    assert check(resume=False) == [] and os.listdir(tmp_path) == []
+    c4jax.write_games(out, games[:-1])
+    with pytest.raises(UsageError, match=r"exists: a multi-process run would replace it when it merges its parts; "
+                                         r"choose another --out \(or pass --resume where it holds this run's merged"):
+        check(resume=False)
+    with pytest.raises(UsageError, match=r"exists and does not hold every game of this run: a multi-process "
+                                         r"--resume continues the part files .*part-I-of-2 and its merge never "
+                                         r"replaces a file; resume that file as one process, or choose another"):
+        check(resume=True)
+    c4jax.write_games(out, games)
+    with pytest.raises(_Merged):
+        check(resume=True)
+    assert os.listdir(tmp_path) == ["g.jsonl"]
+
+
 @pytest.mark.slow
 def test_one_process_failing_its_checks_stops_every_process(tmp_path_factory):
     # Process 1's part is not a file of records: it cannot resume. Every
@@ -485,7 +530,7 @@ def test_two_processes_with_jax_distributed_play_every_game_once(resumed, tmp_pa
     # With --resume, every process finds every game there: nothing to play.
     codes, again = _two_processes([["--games", "10", "--temperature-plies", "2", "--resume"]] * 2, out, env)
     assert codes == [0, 0], again
-    assert all(f"every game of this run is in {out} already (its parts were merged): nothing to play"
+    assert all(f"every game of this run is in {out} already: nothing to play"
                in " ".join(o[0].split()) for o in again), again
     assert out.read_bytes() == before and sorted(os.listdir(folder)) == ["g.jsonl"]
 

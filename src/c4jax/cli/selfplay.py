@@ -348,8 +348,8 @@ def _holds_every_game(out: str, run: dict) -> bool:
 
 
 class _Merged(Exception):
-    """--resume of a multi-process run whose --out holds every game already
-    (its parts were merged): nothing to play."""
+    """--resume of a multi-process run whose --out holds every game already:
+    nothing to play."""
 
 
 def _start_checks(args, path: str, index: int, count: int, run: dict, con) -> list:
@@ -364,10 +364,27 @@ def _start_checks(args, path: str, index: int, count: int, run: dict, con) -> li
     if count > 1 and os.path.exists(args.out):
         if args.resume and os.path.isfile(args.out) and _holds_every_game(args.out, run):
             raise _Merged
+        if args.resume:
+            raise UsageError(
+                f"{args.out!r} exists and does not hold every game of this run: a multi-process --resume "
+                f"continues the part files {args.out}.part-I-of-{count} and its merge never replaces a file; "
+                "resume that file as one process, or choose another --out"
+            )
         raise UsageError(
             f"{args.out!r} exists: a multi-process run would replace it when it merges its parts; "
-            "choose another --out"
+            "choose another --out (or pass --resume where it holds this run's merged games)"
         )
+    if count > 1:
+        # Parts of a run of another process count would stop the merge, after every game is played.
+        stale = sorted(p for p in glob.glob(glob.escape(args.out) + ".part-*-of-*")
+                       if (m := re.search(r"\.part-\d+-of-(\d+)$", p)) and int(m.group(1)) != count)
+        if stale:
+            raise UsageError(
+                f"{stale[0]!r}{f' and {len(stale) - 1} more' if len(stale) > 1 else ''} "
+                f"{'are parts' if len(stale) > 1 else 'is a part'} of a run of another number of processes, "
+                f"which this run of {count} could not merge: join that run with --merge and its flags, or "
+                "remove them"
+            )
     _lock(path)
     if os.path.getsize(path) and not args.resume:  # checked under the lock: no run writes it now
         raise UsageError(f"{path!r} exists: pass --resume to continue that run, or choose another --out")
@@ -453,8 +470,8 @@ def run(args, con, t_start: float) -> int:
             processes = args.num_processes if args.num_processes is not None else env_int("JAX_NUM_PROCESSES")
             _agree(this_run, os.path.abspath(args.out), processes, index, count, failure, merged)
         if merged:
-            print_line(con, f"process {index} of {count}: every game of this run is in {args.out} already (its "
-                       "parts were merged): nothing to play", markup=False)
+            print_line(con, f"process {index} of {count}: every game of this run is in {args.out} already: "
+                       "nothing to play", markup=False)
             return 0
         _play_and_merge(args, con, game, options, this_run, path, index, count, done)
         played = True
