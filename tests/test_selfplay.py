@@ -240,8 +240,8 @@ def test_resume_refuses_a_run_of_other_settings(resumed, tmp_path_factory):
                        env=_env(tmp_path_factory), capture_output=True, text=True, timeout=120)
     assert r.returncode == 2 and "holds games of another run" in r.stderr, r.stderr
     assert len(r.stderr.strip().splitlines()) == 1, r.stderr
-    for what in ("sampling_temperature 1.0 there, 0.5 here", "temperature_plies 2 there, 3 here",
-                 "prior 'heuristic' there, 'uniform' here"):
+    for what in ("--temperature 1.0 there, 0.5 here", "--temperature-plies 2 there, 3 here",
+                 "--prior 'heuristic' there, 'uniform' here"):
         assert what in r.stderr, r.stderr
     # Fewer games than the run had: the message names the --games to give.
     r = subprocess.run([a if a != "60" else "30" for a in args] + ["--temperature-plies", "2"],
@@ -286,8 +286,8 @@ def test_merge_joins_the_parts_of_the_run_on_its_command_line(run, tmp_path, cap
     for extra, what in (
         (["--seed", "1"], "seed 0; this run: tictactoe, mcts:16, seed 1"),
         (["-n", "8"], "(tictactoe, mcts:16, seed 0; this run: tictactoe, mcts:8, seed 0)"),
-        (["--temperature", "0.5"], "sampling_temperature 1.0 there, 0.5 here"),
-        (["--temperature-plies", "3"], "temperature_plies 2 there, 3 here"),
+        (["--temperature", "0.5"], "--temperature 1.0 there, 0.5 here"),
+        (["--temperature-plies", "3"], "--temperature-plies 2 there, 3 here"),
         (["--games", "6"], "the parts: game 7 is beyond this run's --games 6 (indices 0..5): give that run's --games (at least 8)"),
         (["--games", "10"], "the parts hold 8 games, not games 0..9 (missing: [8, 9])"),
     ):

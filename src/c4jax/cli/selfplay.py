@@ -173,6 +173,12 @@ def _game_label(name: str, params) -> str:
     return f"{name}({', '.join(f'{k}={v}' for k, v in params)})" if params else name
 
 
+# The records' settings (c4jax.tools.self_play.run_settings) this command sets, by its flags.
+_SETTING_FLAGS = {"temperature_plies": "--temperature-plies", "sampling_temperature": "--temperature",
+                  "dirichlet_fraction": "--dirichlet-fraction", "dirichlet_alpha": "--dirichlet-alpha",
+                  "prior": "--prior"}
+
+
 def _check_records(where: str, records, run: dict, indices: bool = True, share: tuple[int, int] = (0, 1)) -> None:
     """UsageError unless ``records`` (read from ``where``) are games of
     ``run`` (:func:`_this_run`), each index once, and of process
@@ -190,7 +196,7 @@ def _check_records(where: str, records, run: dict, indices: bool = True, share: 
             )
         if r.settings != run["settings"]:
             theirs, ours = dict(r.settings or ()), dict(run["settings"])
-            diff = ", ".join(f"{k} {theirs.get(k)!r} there, {ours.get(k)!r} here"
+            diff = ", ".join(f"{_SETTING_FLAGS.get(k, k)} {theirs.get(k)!r} there, {ours.get(k)!r} here"
                              for k in sorted(set(theirs) | set(ours)) if theirs.get(k) != ours.get(k))
             raise UsageError(
                 f"{where} holds games of another run (index {r.index}: {diff}): give that run's "
