@@ -15,7 +15,6 @@ from c4jax.cli.args import (
 )
 from c4jax.cli.from_args import check_devices, check_writable, make_game
 from c4jax.cli.terminal import Interrupted, plain_interrupts, print_line
-from c4jax.validation import env_int
 
 SELFPLAY_EPILOG = """\
 Every line of FILE is one game: game, x, o, result ("X", "O" or "draw"), plies,
@@ -282,6 +281,13 @@ def _kept(path: str, games: int) -> str:
     return f"{have:,} of {games:,} games are in {path} ({when}); add --resume to play the rest"
 
 
+def _part_files(out: str) -> dict[str, int]:
+    """The part files ``out.part-I-of-N`` there are, each with its run's
+    number of processes ``N``."""
+    found = {p: re.search(r"\.part-\d+-of-(\d+)$", p) for p in glob.glob(glob.escape(out) + ".part-*-of-*")}
+    return {p: int(m.group(1)) for p, m in found.items() if m}
+
+
 def merge_parts(out: str, run: dict) -> int:
     """Joins ``out.part-I-of-N`` into ``out`` (written to a temporary file
     and renamed: all or nothing), in index order, after checking that every
@@ -291,8 +297,9 @@ def merge_parts(out: str, run: dict) -> int:
     UsageError when parts or games are missing, doubled or of another run."""
     from c4jax.tools.records import read_games, write_games
 
-    parts = sorted(glob.glob(glob.escape(out) + ".part-*-of-*"))
-    counts = {int(m.group(1)) for p in parts if (m := re.search(r"\.part-\d+-of-(\d+)$", p))}
+    by_count = _part_files(out)
+    parts = sorted(by_count)
+    counts = set(by_count.values())
     if not parts:
         raise UsageError(f"no part files {out}.part-I-of-N to merge")
     if len(counts) != 1:
@@ -382,8 +389,7 @@ def _start_checks(args, path: str, index: int, count: int, run: dict, con) -> li
         )
     if count > 1:
         # Parts of a run of another process count would stop the merge, after every game is played.
-        stale = sorted(p for p in glob.glob(glob.escape(args.out) + ".part-*-of-*")
-                       if (m := re.search(r"\.part-\d+-of-(\d+)$", p)) and int(m.group(1)) != count)
+        stale = sorted(p for p, n in _part_files(args.out).items() if n != count)
         if stale:
             raise UsageError(
                 f"{stale[0]!r}{f' and {len(stale) - 1} more' if len(stale) > 1 else ''} "
@@ -431,7 +437,7 @@ def _release_locks(remove_new_empty: bool) -> None:
 
 
 def run(args, con, t_start: float) -> int:
-    from c4jax.runtime.distributed import initialize_distributed
+    from c4jax.runtime.distributed import given_process_count, initialize_distributed
 
     _check_run_args(args)
     game = make_game(args)
@@ -473,8 +479,8 @@ def run(args, con, t_start: float) -> int:
         except _Merged:
             merged, done = True, []
         if count > 1:
-            processes = args.num_processes if args.num_processes is not None else env_int("JAX_NUM_PROCESSES")
-            _agree(this_run, os.path.abspath(args.out), processes, index, count, failure, merged)
+            _agree(this_run, os.path.abspath(args.out), given_process_count(args.num_processes), index, count,
+                   failure, merged)
         if merged:
             print_line(con, f"process {index} of {count}: every game of this run is in {args.out} already: "
                        "nothing to play", markup=False)

@@ -18,7 +18,7 @@ import jax
 
 from c4jax.validation import env_int
 
-__all__ = ["exchange", "initialize_distributed", "process_share", "wait_for_every_process"]
+__all__ = ["exchange", "given_process_count", "initialize_distributed", "process_share", "wait_for_every_process"]
 
 # How long a process waits for the others at the end of a run: their shares
 # differ by at most one game, but hosts of unequal speed finish apart.
@@ -50,7 +50,7 @@ def initialize_distributed(
         client fails to join.
     """
     coordinator = coordinator or os.environ.get("JAX_COORDINATOR_ADDRESS") or None
-    num_processes = num_processes if num_processes is not None else env_int("JAX_NUM_PROCESSES")
+    num_processes = given_process_count(num_processes)
     process_id = process_id if process_id is not None else env_int("JAX_PROCESS_ID")
     if coordinator == "auto":
         jax.distributed.initialize()
@@ -91,6 +91,13 @@ def initialize_distributed(
     except jax.errors.JaxRuntimeError as e:
         raise ConnectionError(f"cannot join the run at {coordinator}: {str(e).splitlines()[0]}") from None
     return jax.process_index(), jax.process_count()
+
+
+def given_process_count(num_processes: int | None) -> int | None:
+    """The number of processes this process was started with: ``num_processes``,
+    else ``JAX_NUM_PROCESSES``, else ``None``.  Raises ``ValueError`` for a
+    ``JAX_NUM_PROCESSES`` that is not ASCII digits."""
+    return num_processes if num_processes is not None else env_int("JAX_NUM_PROCESSES")
 
 
 def _check_port_free(port: int) -> None:
