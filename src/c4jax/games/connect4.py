@@ -195,13 +195,14 @@ class Connect4:
         return jnp.concatenate([pad, x[..., : cols + dc]], axis=-1)
 
     def _shift(self, board: tuple, dc: int, dr: int) -> tuple:
-        """The board ``y`` with the cell ``(c, r)`` iff ``board`` has ``(c + dc, r + dr)``.
+        """The board ``y`` with the cell ``(c, r)`` iff ``board`` has ``(c + dc, r + dr)``."""
+        return self._shift_rows(tuple(self._shift_cols(x, dc) for x in board), dr)
 
-        Rows shift across words: with ``q, s = divmod(dr, 32)``, output word
-        ``w`` takes the high bits of word ``w + q`` and the low bits of word
-        ``w + q + 1``; words off the board are empty.
-        """
-        board = tuple(self._shift_cols(x, dc) for x in board)
+    def _shift_rows(self, board: tuple, dr: int) -> tuple:
+        """:meth:`_shift` by ``dr`` rows only.  Rows shift across words: with
+        ``q, s = divmod(dr, 32)``, output word ``w`` takes the high bits of
+        word ``w + q`` and the low bits of word ``w + q + 1``; words off the
+        board are empty."""
         if not dr:
             return board
         n = len(board)
@@ -240,16 +241,26 @@ class Connect4:
     @_traced_once
     def _threats(self, x: jax.Array, occupied: jax.Array) -> jax.Array:
         """Stored layout: the empty cells that would complete a line for ``x``."""
-        k = self.connect
+        k, cols = self.connect, self.cols
         board = self._split(x)
         fulls = tuple(jnp.uint32(f) for f in self._fulls)
+        # Every column shift is a slice of one board padded with k - 1 empty
+        # columns on both sides: XLA fuses a slice into the computation that
+        # reads it, while a shift by concatenation is an array of its own.
+        pad = k - 1
+        padded = tuple(jnp.pad(w, [(0, 0)] * (w.ndim - 1) + [(pad, pad)]) for w in board)
+
+        def shifted(dc: int, dr: int) -> tuple:
+            cut = tuple(jax.lax.slice_in_dim(w, pad + dc, pad + dc + cols, axis=-1) for w in padded)
+            return self._shift_rows(cut, dr)
+
         cells = tuple(jnp.zeros(w.shape, jnp.uint32) for w in board)
         for dc, dr in _DIRECTIONS:
             ahead = [tuple(jnp.full(w.shape, f) for w, f in zip(board, fulls))]  # the m cells after are x
             behind = [tuple(jnp.full(w.shape, f) for w, f in zip(board, fulls))]
             for m in range(1, k):
-                ahead.append(_and(ahead[-1], self._shift(board, dc * m, dr * m)))
-                behind.append(_and(behind[-1], self._shift(board, -dc * m, -dr * m)))
+                ahead.append(_and(ahead[-1], shifted(dc * m, dr * m)))
+                behind.append(_and(behind[-1], shifted(-dc * m, -dr * m)))
             for j in range(k):
                 cells = _or(cells, _and(behind[j], ahead[k - 1 - j]))
         occ = self._split(occupied)

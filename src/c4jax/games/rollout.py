@@ -12,8 +12,11 @@ import jax.numpy as jnp
 from c4jax.games.env import Env, result_for_player_to_move, with_opponent_to_move
 from c4jax.keys import as_key
 
-__all__ = ["hash_u32", "rollout_random", "pick_uniform", "seed_from_key", "win_else_block",
-           "win_else_block_moves", "winning_moves_of_both", "threat_aware", "playout"]
+__all__ = ["WORD_ACTIONS", "hash_u32", "rollout_random", "pick_uniform", "pick_uniform_word", "seed_from_key", "to_bits", "from_bits",
+           "win_else_block", "win_else_block_moves", "winning_moves_of_both", "threat_aware", "heuristic_choices",
+           "playout"]
+
+WORD_ACTIONS = 32  # the most moves a set of moves held as one uint32 word has (to_bits)
 
 
 _GOLDEN = 0x9E3779B9
@@ -59,20 +62,50 @@ def pick_uniform(mask: jax.Array, bits: jax.Array) -> jax.Array:
     return mask & (jnp.cumsum(m, axis=-1, dtype=jnp.uint32) == r + 1)
 
 
+def pick_uniform_word(moves: jax.Array, num_actions: int, bits: jax.Array) -> jax.Array:
+    """:func:`pick_uniform` of the moves of the word ``moves`` (``uint32[]``,
+    :func:`to_bits`), the same choice for the same ``bits``: ``bool[A]`` with
+    one ``True``.  Counted with population counts instead of sums, so XLA
+    needs no reduction."""
+    n = jax.lax.population_count(moves)
+    r = ((bits >> 8) * n) >> 24
+    bit = jnp.left_shift(jnp.uint32(1), jnp.arange(num_actions, dtype=jnp.uint32))
+    return ((moves & bit) != jnp.uint32(0)) & (jax.lax.population_count(moves & (bit - jnp.uint32(1))) == r)
+
+
 def seed_from_key(key: jax.Array) -> jax.Array:
     """``uint32[]`` seed for :func:`rollout_random`; the key is consumed."""
     return jax.random.bits(key, (), jnp.uint32)
 
 
+def to_bits(masks: jax.Array) -> jax.Array:
+    """``uint32[...]``: each ``bool[..., A]`` set of moves (``A <=
+    WORD_ACTIONS``) as one word, bit ``a`` for move ``a``, in one
+    reduction."""
+    bit = jnp.left_shift(jnp.uint32(1), jnp.arange(masks.shape[-1], dtype=jnp.uint32))
+    return jnp.sum(jnp.where(masks, bit, jnp.uint32(0)), axis=-1, dtype=jnp.uint32)
+
+
+def from_bits(bits: jax.Array, num_actions: int) -> jax.Array:
+    """``bool[num_actions]``: the moves of the word ``bits`` (:func:`to_bits`)."""
+    bit = jnp.left_shift(jnp.uint32(1), jnp.arange(num_actions, dtype=jnp.uint32))
+    return (bits & bit) != jnp.uint32(0)
+
+
+def _any(moves: jax.Array) -> jax.Array:
+    return moves != jnp.uint32(0) if moves.dtype == jnp.uint32 else jnp.any(moves)
+
+
 def win_else_block(win: jax.Array, block: jax.Array, otherwise: jax.Array | None) -> jax.Array:
     """The win-else-block rule (the heuristic of the Connect 4 mctx
-    tutorials; the heuristic prior, rollout and player): ``bool[A]``, the
-    moves that win at once if there is one, else those that block the
-    opponent's immediate win if there is one, else ``otherwise`` (``None``:
-    no move, one select fewer, as the prior needs)."""
+    tutorials; the heuristic prior, rollout and player): the moves that win
+    at once if there is one, else those that block the opponent's immediate
+    win if there is one, else ``otherwise`` (``None``: no move, one select
+    fewer, as the prior needs).  Sets of moves are ``bool[A]``, or all
+    ``uint32[]`` words (:func:`to_bits`)."""
     if otherwise is None:
-        return jnp.where(jnp.any(win), win, block)
-    return jnp.where(jnp.any(win), win, jnp.where(jnp.any(block), block, otherwise))
+        return jnp.where(_any(win), win, block)
+    return jnp.where(_any(win), win, jnp.where(_any(block), block, otherwise))
 
 
 def win_else_block_moves(env: Env, otherwise: jax.Array | None, wins=None) -> jax.Array:
@@ -93,15 +126,46 @@ def winning_moves_of_both(env: Env) -> tuple[jax.Array, jax.Array]:
 
 
 def threat_aware(legal: jax.Array, opens_theirs: jax.Array, opens_mine: jax.Array) -> jax.Array:
-    """The threat-aware rule's choice when no move wins or blocks: ``bool[A]``,
-    the ``legal`` moves that open neither a cell where the opponent would
+    """The threat-aware rule's choice when no move wins or blocks: the
+    ``legal`` moves that open neither a cell where the opponent would
     complete a line (``opens_theirs``) nor one where the mover would (the
     opponent blocks it: ``opens_mine``); else those that avoid the first;
     else ``legal``.  (In Connect 4 a stone opens the cell above it; whoever
-    must open such a cell first loses it: zugzwang.)"""
+    must open such a cell first loses it: zugzwang.)  Sets of moves as in
+    :func:`win_else_block`."""
     safe = legal & ~opens_theirs
     keep = safe & ~opens_mine
-    return jnp.where(jnp.any(keep), keep, jnp.where(jnp.any(safe), safe, legal))
+    return jnp.where(_any(keep), keep, jnp.where(_any(safe), safe, legal))
+
+
+def heuristic_choices(stones: jax.Array, occupied: jax.Array, legal: jax.Array, *, wins,
+                      wins_and_opens=None, word: bool = False) -> jax.Array:
+    """``bool[A]``: the moves a heuristic rollout's ply picks among, for the
+    mover's ``stones`` and the ``occupied`` cells (the game's bit words) and
+    the ``legal`` moves (``bool[A]``): :func:`win_else_block`, else
+    ``legal``, or with ``wins_and_opens`` :func:`threat_aware` (hooks as in
+    :func:`playout`); ``word``: as a ``uint32[]`` word (:func:`to_bits`).
+    Up to :data:`WORD_ACTIONS` moves the rule runs on words: one reduction
+    packs every set, so each side's lines are computed once (XLA copies an
+    elementwise computation into every reduction that reads it, and the
+    rule's tests are reductions)."""
+    sides = jnp.stack([stones, stones ^ occupied])  # the mover's stones, the opponent's
+    # Both sides' hooks in one vmap: the game's rules traced once.
+    if wins_and_opens is None:
+        win = jax.vmap(wins, in_axes=(0, None))(sides, occupied)
+        sets = [win[0], win[1], legal]
+    else:
+        win, opened = jax.vmap(wins_and_opens, in_axes=(0, None))(sides, occupied)
+        sets = [win[0], win[1], legal, opened[1], opened[0]]
+    num_actions = legal.shape[-1]
+    packed = num_actions <= WORD_ACTIONS
+    if word and not packed:
+        raise ValueError(f"a set of {num_actions} moves is not one word (at most {WORD_ACTIONS})")
+    if packed:
+        sets = list(to_bits(jnp.stack(sets)))
+    otherwise = sets[2] if wins_and_opens is None else threat_aware(*sets[2:])
+    choices = win_else_block(sets[0], sets[1], otherwise)
+    return choices if word or not packed else from_bits(choices, num_actions)
 
 
 def playout(key, env: Env, *, words, legal, wins, drop, has_line, heuristic: bool,
@@ -137,17 +201,17 @@ def playout(key, env: Env, *, words, legal, wins, drop, has_line, heuristic: boo
 
     def body(state):
         cur, occ, ply, _, i, _ = state
-        mask = legal(occ)
-        if heuristic:
-            # Both sides' hooks in one vmap: the game's rules traced once.
-            sides = jnp.stack([cur, cur ^ occ])  # the mover's stones, the opponent's
-            if wins_and_opens is None:
-                win, otherwise = jax.vmap(wins, in_axes=(0, None))(sides, occ), mask
-            else:
-                win, opened = jax.vmap(wins_and_opens, in_axes=(0, None))(sides, occ)
-                otherwise = threat_aware(mask, opened[1], opened[0])
-            mask = win_else_block(win[0], win[1], otherwise)
-        bits = drop(pick_uniform(mask, rollout_random(seed, i)), occ)
+        mask, random = legal(occ), rollout_random(seed, i)
+        num_actions = mask.shape[-1]
+        if num_actions <= WORD_ACTIONS:  # the moves as a word, no reduction to pick one
+            moves = (heuristic_choices(cur, occ, mask, wins=wins, wins_and_opens=wins_and_opens, word=True)
+                     if heuristic else to_bits(mask))
+            onehot = pick_uniform_word(moves, num_actions, random)
+        else:
+            if heuristic:
+                mask = heuristic_choices(cur, occ, mask, wins=wins, wins_and_opens=wins_and_opens)
+            onehot = pick_uniform(mask, random)
+        bits = drop(onehot, occ)
         me = cur | bits
         occ = occ | bits
         ply = ply + 1
