@@ -240,7 +240,9 @@ class Connect4:
 
     @_traced_once
     def _threats(self, x: jax.Array, occupied: jax.Array) -> jax.Array:
-        """Stored layout: the empty cells that would complete a line for ``x``."""
+        """Stored layout: the empty cells that would complete a line for
+        ``x``, on a board with gravity (a vertical line ends at the cell: an
+        empty cell has no stone above it)."""
         k, cols = self.connect, self.cols
         board = self._split(x)
         fulls = tuple(jnp.uint32(f) for f in self._fulls)
@@ -254,8 +256,8 @@ class Connect4:
             cut = tuple(jax.lax.slice_in_dim(w, pad + dc, pad + dc + cols, axis=-1) for w in padded)
             return self._shift_rows(cut, dr)
 
-        cells = tuple(jnp.zeros(w.shape, jnp.uint32) for w in board)
-        for dc, dr in _DIRECTIONS:
+        cells = functools.reduce(_and, [self._shift_rows(board, -m) for m in range(1, k)])
+        for dc, dr in _DIRECTIONS[1:]:
             ahead = [tuple(jnp.full(w.shape, f) for w, f in zip(board, fulls))]  # the m cells after are x
             behind = [tuple(jnp.full(w.shape, f) for w, f in zip(board, fulls))]
             for m in range(1, k):
