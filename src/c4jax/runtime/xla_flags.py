@@ -24,11 +24,11 @@ CPU program of the process, yours included:
    read it too); ``-disable-lsr=false`` keeps the pass.
 
 Two more settings are per compilation, of c4jax's own programs only
-(:func:`compiler_options`): LLVM level :data:`CPU_OPT_LEVEL` (your programs
-keep XLA's default, 3; an ``xla_backend_optimization_level`` in
-``XLA_FLAGS`` wins), and for the programs that run once per search
-(:func:`light_compiler_options`) level :data:`LIGHT_OPT_LEVEL` with XLA's
-fusion emitters off, so they compile sooner beside the simulation stage.
+(:func:`compiler_options`): LLVM level :data:`CPU_OPT_LEVEL`, XLA's default
+(an ``xla_backend_optimization_level`` in ``XLA_FLAGS`` wins), and for the
+programs that run once per search (:func:`light_compiler_options`) level
+:data:`LIGHT_OPT_LEVEL` with XLA's fusion emitters off, so they compile
+sooner beside the simulation stage.
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ __all__ = [
 THRESHOLD_KEY = "xla_cpu_small_while_loop_byte_threshold"
 OPT_LEVEL_KEY = "xla_backend_optimization_level"
 LLVM_NO_LSR = "-disable-lsr"
-CPU_OPT_LEVEL = 2
+CPU_OPT_LEVEL = 3
 LIGHT_OPT_LEVEL = 1
 EMITTERS_KEY = "xla_cpu_use_fusion_emitters"
 LOOP_BYTES = 1 << 30
