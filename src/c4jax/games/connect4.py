@@ -406,7 +406,7 @@ class Connect4:
     def heuristic_rollout(self, key: jax.Array, env: Env) -> jax.Array:
         """Like :meth:`rollout`, but each ply wins at once if it can, else
         blocks the opponent's immediate win, else plays uniformly at random
-        (ties broken uniformly).  About 3x the cost of a random ply, much
+        (ties broken uniformly): costlier per ply than a random one, much
         stronger per rollout.  Same arguments and return value."""
         return self._rollout(key, env, heuristic=True)
 
