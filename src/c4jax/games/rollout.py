@@ -12,8 +12,8 @@ import jax.numpy as jnp
 from c4jax.games.env import Env, result_for_player_to_move, with_opponent_to_move
 from c4jax.keys import as_key
 
-__all__ = ["WORD_ACTIONS", "hash_u32", "rollout_random", "pick_uniform", "pick_uniform_word", "seed_from_key", "to_bits", "from_bits",
-           "win_else_block", "win_else_block_moves", "winning_moves_of_both", "threat_aware", "heuristic_choices",
+__all__ = ["WORD_ACTIONS", "hash_u32", "rollout_random", "pick_uniform", "pick_uniform_word", "seed_from_key",
+           "to_bits", "from_bits", "win_else_block", "win_else_block_moves", "winning_moves_of_both", "threat_aware", "heuristic_choices",
            "playout"]
 
 WORD_ACTIONS = 32  # the most moves a set of moves held as one uint32 word has (to_bits)
@@ -62,6 +62,11 @@ def pick_uniform(mask: jax.Array, bits: jax.Array) -> jax.Array:
     return mask & (jnp.cumsum(m, axis=-1, dtype=jnp.uint32) == r + 1)
 
 
+def _move_bits(num_actions: int) -> jax.Array:
+    """``uint32[num_actions]``: move ``a``'s bit in a word of moves."""
+    return jnp.left_shift(jnp.uint32(1), jnp.arange(num_actions, dtype=jnp.uint32))
+
+
 def pick_uniform_word(moves: jax.Array, num_actions: int, bits: jax.Array) -> jax.Array:
     """:func:`pick_uniform` of the moves of the word ``moves`` (``uint32[]``,
     :func:`to_bits`), the same choice for the same ``bits``: ``bool[A]`` with
@@ -69,7 +74,7 @@ def pick_uniform_word(moves: jax.Array, num_actions: int, bits: jax.Array) -> ja
     needs no reduction."""
     n = jax.lax.population_count(moves)
     r = ((bits >> 8) * n) >> 24
-    bit = jnp.left_shift(jnp.uint32(1), jnp.arange(num_actions, dtype=jnp.uint32))
+    bit = _move_bits(num_actions)
     return ((moves & bit) != jnp.uint32(0)) & (jax.lax.population_count(moves & (bit - jnp.uint32(1))) == r)
 
 
@@ -82,14 +87,12 @@ def to_bits(masks: jax.Array) -> jax.Array:
     """``uint32[...]``: each ``bool[..., A]`` set of moves (``A <=
     WORD_ACTIONS``) as one word, bit ``a`` for move ``a``, in one
     reduction."""
-    bit = jnp.left_shift(jnp.uint32(1), jnp.arange(masks.shape[-1], dtype=jnp.uint32))
-    return jnp.sum(jnp.where(masks, bit, jnp.uint32(0)), axis=-1, dtype=jnp.uint32)
+    return jnp.sum(jnp.where(masks, _move_bits(masks.shape[-1]), jnp.uint32(0)), axis=-1, dtype=jnp.uint32)
 
 
 def from_bits(bits: jax.Array, num_actions: int) -> jax.Array:
     """``bool[num_actions]``: the moves of the word ``bits`` (:func:`to_bits`)."""
-    bit = jnp.left_shift(jnp.uint32(1), jnp.arange(num_actions, dtype=jnp.uint32))
-    return (bits & bit) != jnp.uint32(0)
+    return (bits & _move_bits(num_actions)) != jnp.uint32(0)
 
 
 def _any(moves: jax.Array) -> jax.Array:
