@@ -768,6 +768,11 @@ def test_bad_options_raise_value_errors_naming_allowed_values():
         c4jax.run_mcts(key, np.zeros((6, 7)), 10)
     with pytest.raises(ValueError, match="at most one batch axis"):
         c4jax.run_mcts(key, stack([stack([env, env])] * 2), 10)
+    empty = jax.tree.map(lambda x: x[:0], stack([env]))
+    for search in (lambda: c4jax.run_mcts(key, empty, 10), lambda: c4jax.run_mcts_anytime(key, empty, 0.1),
+                   lambda: jax.jit(lambda k, e: c4jax.run_mcts(k, e, 10).action)(jax.random.split(key, 0), empty)):
+        with pytest.raises(ValueError, match="^env must be one game or a batch of at least one; got a batch of 0 games"):
+            search()
     with pytest.raises(ValueError, match="one key per game"):
         c4jax.run_mcts(jax.random.split(key, 3), stack([env, env]), 10)
 

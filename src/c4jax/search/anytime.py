@@ -48,7 +48,7 @@ from c4jax.search.output import SearchOutput
 from c4jax.search.programs import (compiled_search, compiled_start, cpu_mesh, first_games, round_up, is_traced, on_device,
                                    one_game_device, pad_rows)
 from c4jax.search.reuse import empty_tree
-from c4jax.search.run import check_params, prepare_search, unbatch_output, warn_non_finite
+from c4jax.search.run import check_params, games_of, prepare_search, unbatch_output, warn_non_finite
 from c4jax.validation import check_int, check_number, plain
 from c4jax.search.options import SearchOptions, options_from_kwargs
 from c4jax.search.output import ranks_against_fallible
@@ -205,8 +205,8 @@ def run_mcts_anytime(
             "selection='gumbel' cannot run against a clock (sequential halving plans its simulations in "
             "advance); use selection='puct' or 'uct', or run_mcts with a simulation count"
         )
+    games = games_of(env)
     if tree is None and given.capacity is None:
-        games = 1 if len(env.batch_shape) == 0 else env.batch_shape[0]
         cpu = search_platform() == "cpu"
         mesh = cpu_mesh(games, (key, env)) if cpu else None
         capacity = anytime_capacity(float(seconds), chunk, games, (1 if mesh is None else mesh.size) if cpu else None,

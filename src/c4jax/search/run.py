@@ -84,7 +84,7 @@ def run_mcts(
       :class:`SearchOutput`.
     Raises:
       ValueError: an unknown option or a bad value (naming the allowed
-        values), a bad ``num_simulations``, ``env``, key or ``tree`` shape,
+        values), a bad ``num_simulations``, ``env`` (0 games), key or ``tree`` shape,
         fresh trees this machine's memory cannot hold (an estimate, before
         they exist), ``params`` without ``value_fn`` or ``prior_fn`` or with
         a leaf that is not an array, or Gumbel search with a reused tree.
@@ -144,6 +144,20 @@ def warn_non_finite(out: SearchOutput, opts: SearchOptions) -> SearchOutput:
     return out
 
 
+def games_of(env: Env) -> int:
+    """The number of games of a search's ``env``: 1 unbatched, else ``B``.
+
+    Raises:
+      ValueError: more than one batch axis, or a batch of 0 games.
+    """
+    if len(env.batch_shape) > 1:
+        raise ValueError(f"env may have at most one batch axis; got batch shape {env.batch_shape}")
+    games = env.batch_shape[0] if env.batch_shape else 1
+    if games == 0:
+        raise ValueError("env must be one game or a batch of at least one; got a batch of 0 games")
+    return games
+
+
 def prepare_search(key, env, num_simulations: int, tree, options: dict):
     """:func:`run_mcts`'s checks at the Python boundary and its batching:
     ``(keys [B], envs [B], tree or None, opts, single)`` with ``opts``
@@ -154,10 +168,8 @@ def prepare_search(key, env, num_simulations: int, tree, options: dict):
     check_env(env)
     check_fields(env)
     batch_shape = env.batch_shape
-    if len(batch_shape) > 1:
-        raise ValueError(f"env may have at most one batch axis; got batch shape {batch_shape}")
+    batch = games_of(env)
     single = batch_shape == ()
-    batch = 1 if single else env.ply.shape[0]
     key = as_key(key)
     if key.ndim > 1 or (key.ndim == 1 and (single or key.shape[0] != batch)):
         raise ValueError(
