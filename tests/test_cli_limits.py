@@ -217,7 +217,10 @@ def memory_of_16_gb(monkeypatch):
      "x 2,609 bytes) need about 2.74 GB"),
     (["play", "--rows", "64", "--cols", "64", "-n", "1000000"],
      "--simulations/-n must fit in this machine's memory (16 GB): the trees of 1 game (2,000,002 nodes"),
-], ids=["selfplay-batch", "selfplay-n", "arena-games", "arena-batch", "analyze", "play"])
+    (["arena", "random", "random", "--games", "1000000", "--batch-size", "1000000", "--rows", "64", "--cols", "64"],
+     "--batch-size must fit in this machine's memory (16 GB): the move records of every ply of 1,000,000 games "
+     "(32,768 bytes per game) need about 32.8 GB; got 1000000"),
+], ids=["selfplay-batch", "selfplay-n", "arena-games", "arena-batch", "analyze", "play", "arena-random-players"])
 def test_sizes_the_memory_cannot_hold_are_refused_with_an_estimate(argv, message, memory_of_16_gb, monkeypatch,
                                                                    tmp_path, capsys):
     if argv[0] in ("analyze", "play"):  # one tree of 2.7 GB and 5.2 GB: refused on a machine of 1 GB
@@ -288,10 +291,20 @@ def _api_cases():
         ("arena batch_size=10**6",
          lambda: c4jax.arena(KEY, c4jax.mcts_player(10**4), c4jax.mcts_player(10**4), 10**6, TTT, batch_size=10**6),
          rf"^batch_size {fits}1,000,000 games \(40,004 nodes per game"),
+        # Players without trees: the move records of every ply (64x64: 4,096 plies, 8 bytes each).
+        ("arena random players num_games=10**6 on 64x64",
+         lambda: c4jax.arena(KEY, c4jax.random_player(), c4jax.random_player(), 10**6, BIG),
+         r"^num_games must fit in this machine's memory \(16 GB\): the move records of every ply of 1,000,000 "
+         r"games \(32,768 bytes per game\) need about 32.8 GB; got 1000000$"),
+        ("arena mcts player batch_size=10**6 on 64x64",
+         lambda: c4jax.arena(KEY, c4jax.mcts_player(8), c4jax.random_player(), 10**6, BIG, batch_size=10**6),
+         rf"^batch_size {fits}1,000,000 games \(18 nodes per game x 2,609 bytes\) and the move records of every "
+         r"ply \(32,768 bytes per game\) need about 79.7 GB; got 1000000$"),
     ]
     return cases
 
 
+BIG = c4jax.make("connect4", rows=64, cols=64).env_reset()
 API_CASES = _api_cases()
 
 

@@ -114,7 +114,7 @@ def check_memory_of(args) -> None:
     cannot hold the search trees the command's sizes ask for (the
     library's own estimate, :func:`c4jax.search.tree.check_trees_fit`):
     one game's tree of ``-n`` (play, analyze), a self-play batch's trees and
-    records, an arena batch's trees of both players.  A time budget
+    records, an arena batch's trees of both players and move records.  A time budget
     (``--think``) keeps its tree small; other bad arguments are left to the
     command, which names them."""
     if args.command not in ("play", "analyze", "selfplay", "arena", "train") or getattr(args, "think", None):
@@ -124,6 +124,7 @@ def check_memory_of(args) -> None:
     from c4jax.search.run import simulation_bucket
     from c4jax.search.tree import check_trees_fit
     from c4jax.tools.players import mcts_player, parse_player
+    from c4jax.tools.matches import check_batch_fits as check_arena_batch_fits
     from c4jax.tools.self_play import check_batch_fits
 
     game = make_game(args)
@@ -148,7 +149,7 @@ def check_memory_of(args) -> None:
             except ValueError:
                 return  # the arena names the bad player
             rows = min(args.batch_size or args.games, args.games)
-            check_trees_fit(*(batch if args.batch_size else ("--games", args.games)), game, rows, nodes)
+            check_arena_batch_fits(*(batch if args.batch_size else ("--games", args.games)), game, rows, nodes)
     except ValueError as e:
         raise UsageError(str(e)) from None
 

@@ -107,9 +107,10 @@ def check_trees_fit(name: str, value, game, games: int, nodes: int, *, extra: in
     them (:func:`c4jax.validation.check_memory`): a ``ValueError`` naming the
     argument ``name`` of ``value``."""
     each = node_bytes(game, stones_shape)
-    what = f"the trees of {games:,} game{'s' if games != 1 else ''} ({nodes:,} nodes per game x {each:,} bytes)"
+    of_games = f"{games:,} game{'s' if games != 1 else ''}"
+    what = f"the trees of {of_games} ({nodes:,} nodes per game x {each:,} bytes)"
     if extra:
-        what += f" and {extra_what} ({extra:,} bytes per game)"
+        what = (f"{what} and {extra_what}" if nodes else f"{extra_what} of {of_games}") + f" ({extra:,} bytes per game)"
     check_memory(name, value, games * (nodes * each + extra), what)
 
 

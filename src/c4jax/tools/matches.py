@@ -90,6 +90,16 @@ def _program(player: Player) -> tuple:
     return player.act, player.init, player.observe
 
 
+def check_batch_fits(name: str, value, game, rows: int, tree_nodes: int, stones_shape=None) -> None:
+    """Refuses an arena batch of ``rows`` games of ``game`` whose players'
+    trees (``tree_nodes`` nodes per game, both players) and move records
+    (every ply, on the device and its copy on the host) this machine's
+    memory cannot hold (:func:`c4jax.search.tree.check_trees_fit`: a
+    ``ValueError`` naming ``name`` of ``value``), before any is allocated."""
+    check_trees_fit(name, value, game, rows, tree_nodes, extra=8 * game.max_plies,
+                    extra_what="the move records of every ply", stones_shape=stones_shape)
+
+
 def _make_play_fns(player_a: Player, player_b: Player, half: int, max_plies: int):
     """``(start, plies)`` on one device's block of games, ``2 * half`` rows
     (A moving first in the first ``half``): ``start(keys, envs, params)`` is
@@ -301,7 +311,8 @@ def arena(
         than ``num_games`` plays them all at once).  Smaller batches use less
         memory and update the progress bar more often; the results do not
         depend on it.  Refused where this machine's memory cannot hold the
-        players' trees of a batch.
+        players' trees and the move records of a batch
+        (:func:`check_batch_fits`).
       progress: show a rich progress bar.
       devices: local devices to shard every batch of games over (default:
         all; see :func:`play_games`).
@@ -310,19 +321,19 @@ def arena(
       lengths, speed and every game).
     Raises:
       ValueError: for an odd, non-positive or over 1,000,000 ``num_games``, a bad key or a bad
-        ``batch_size``, or the players' trees of a batch where this machine's memory cannot hold them.
+        ``batch_size``, or a batch whose trees and move records this machine's memory cannot hold.
     """
     num_games = check_int("num_games", num_games, 2, MAX_GAMES, even=True, note="(sides alternate)")
     given = batch_size is not None
     batch_size = check_int("batch_size", num_games if batch_size is None else batch_size, 2, MAX_GAMES, even=True)
     if env is None:
         env = connect4.env_reset()
-    # Both players' trees of every game of a batch, refused before any is
-    # allocated (a player or env of the wrong type: play_games says so).
-    nodes = sum(getattr(p, "tree_nodes", 0) for p in (player_a, player_b))
-    if nodes and isinstance(env, Env):
-        check_trees_fit(*(("batch_size", batch_size) if given else ("num_games", num_games)), env.game,
-                        min(batch_size, num_games), nodes, stones_shape=tuple(env.stones.shape)[len(env.batch_shape):])
+    # A batch's trees and move records, refused before any is allocated (a
+    # player or env of the wrong type: play_games says so).
+    if isinstance(env, Env):
+        check_batch_fits(*(("batch_size", batch_size) if given else ("num_games", num_games)), env.game,
+                         min(batch_size, num_games), sum(getattr(p, "tree_nodes", 0) for p in (player_a, player_b)),
+                         stones_shape=tuple(env.stones.shape)[len(env.batch_shape):])
     mesh = game_mesh(devices)  # ValueError for a bad count, before any work
     keys = jax.random.split(as_key(key), num_games)
     a_first = [g % 2 == 0 for g in range(num_games)]
