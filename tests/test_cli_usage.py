@@ -108,6 +108,16 @@ def test_empty_file_names_are_refused(capsys):
     _one_line_error(capsys, ["arena", "random", "random", "--out", ""], "expected a file name")
 
 
+@pytest.mark.parametrize("argv, what", [(["arena", "random", "random", "--games", "2"], "the games"),
+                                        (["selfplay", "--games", "2", "-n", "8"], "the games"),
+                                        (["train", "--game", "tictactoe", "--minutes", "1"], "the run")],
+                         ids=["arena", "selfplay", "train"])
+def test_an_out_of_dash_is_refused_and_no_file_named_dash_is_written(argv, what, capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    _one_line_error(capsys, argv + ["--out", "-"], f"cannot write {what} to '-' (standard output): give a path")
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_analyze_json_of_a_finished_game_writes_nothing_to_stdout(capsys):
     code = main(["analyze", "14253", "--game", "tictactoe", "--json"])
     captured = capsys.readouterr()

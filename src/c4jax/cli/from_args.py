@@ -171,7 +171,9 @@ def check_writable(path: str, what: str) -> None:
     work starts: not a directory, its folder exists, and a file can be
     created there (a probe file, removed at once: a read-only file system or
     a folder such as ``/proc`` fails it) unless ``path`` is an existing
-    device such as ``/dev/null``."""
+    device such as ``/dev/null``; ``-`` (standard output) is refused."""
+    if path == "-":
+        raise UsageError(f"cannot write {what} to '-' (standard output): give a path")
     p = pathlib.Path(path).expanduser()
     if p.is_dir():
         raise UsageError(f"cannot write {what} {path!r}: it is a directory")
