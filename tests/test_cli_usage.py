@@ -52,7 +52,8 @@ def test_game_counts_past_a_million_are_refused(capsys):
         c4jax.arena(jax.random.key(0), c4jax.random_player(), c4jax.random_player(), 10**9)
 
 
-@pytest.mark.parametrize("spec", ["mcts:10000000000000", "mcts:1000001", "flatmc:10000000000000", "flatmc:100001"])
+@pytest.mark.parametrize("spec", ["mcts:10000000000000", "mcts:1000001", "flatmc:10000000000000", "flatmc:100001",
+                                  "mcts:-1", "flatmc:-5", "net:-1"])
 def test_player_budgets_past_their_limits_are_refused(spec, capsys):
     # At most 1,000,000 simulations (mcts) and 100,000 rollouts (flatmc); a
     # count past int32 is refused by the same rule, by parse_player and by

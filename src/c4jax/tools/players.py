@@ -274,9 +274,9 @@ def _spelled(spec: str) -> bool:
 
 
 # ASCII digits only (\d would take any Unicode digit), at most 40 of them.
-_MCTS = re.compile(r"mcts:([0-9]{1,40})")  # fullmatch: '$' would let a trailing newline through
-_FLAT = re.compile(r"flatmc:([0-9]{1,40})")
-_NET = re.compile(r"net:([0-9]{1,40})")
+_MCTS = re.compile(r"mcts:(-?[0-9]{1,40})")  # fullmatch: '$' would let a trailing newline through
+_FLAT = re.compile(r"flatmc:(-?[0-9]{1,40})")
+_NET = re.compile(r"net:(-?[0-9]{1,40})")
 MAX_SIMULATIONS = 1_000_000  # mcts:N (a tree of 2 N + 2 nodes per game)
 MAX_ROLLOUTS = 100_000  # flatmc:N (N rollouts of every legal move, batched)
 
