@@ -295,7 +295,7 @@ def test_text_typed_while_the_ai_thinks_is_discarded(cli_env):
     t = Terminal(cli_env, "--think", "1", "--seed", "4")
     assert t.wait()[0] == MOVE
     t.child.sendline("4")
-    t.child.expect(r"the AI is thinking: \d+ s of 1 s")
+    t.child.expect(r"the AI is thinking: \d\.\d s of 1 s")
     t.child.sendline("seven")  # typed while the AI thinks
     idx, text = t.wait()
     assert idx == MOVE and re.search(r"AI \(O\) plays column \d", text), text

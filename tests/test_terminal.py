@@ -138,6 +138,22 @@ def test_the_arena_table_never_crops_a_number():
         assert "/".join(map(str, r.a_first)) in text
 
 
+def test_the_arena_speed_has_thousands_separators():
+    import dataclasses
+
+    r = c4jax.arena(jax.random.key(0), c4jax.random_player(), c4jax.random_player(), 2, ttt.env_reset())
+    stream = io.StringIO()
+    terminal.print_table(terminal.console(file=stream, width=120),
+                         arena_table(dataclasses.replace(r, games_per_second=2518.66)))
+    assert "2,518.7 games/s" in stream.getvalue(), stream.getvalue()
+
+
+@pytest.mark.parametrize("budget, pattern", [(0.5, r"thinking: 0\.[0-5] s of 0\.5 s\.\.\."),
+                                             (30, r"thinking: [0-9]+ s of 30 s\.\.\.")])
+def test_the_thinking_clock_shows_tenths_under_ten_seconds(budget, pattern):
+    assert re.fullmatch(pattern, str(terminal.Clock("thinking", budget)))
+
+
 def test_the_quickstart_prints_the_one_search_table():
     """The quickstart prints :func:`c4jax.present.analysis.search_table` (the table of
     ``c4jax analyze``) rather than a table of its own, and that table's

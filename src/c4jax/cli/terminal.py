@@ -150,7 +150,8 @@ class Clock:
 
     def __str__(self) -> str:
         elapsed = min(time.perf_counter() - self.start, self.seconds)
-        return f"{self.what}: {elapsed:.0f} s of {self.seconds:g} s..."
+        # Tenths under 10 s, so that a short budget's clock moves.
+        return f"{self.what}: {elapsed:.{1 if self.seconds < 10 else 0}f} s of {self.seconds:g} s..."
 
     def __rich__(self):
         from rich.text import Text

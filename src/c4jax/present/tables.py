@@ -40,7 +40,7 @@ def arena_table(result):
     t.add_row("mean game length", f"{result.mean_length:.1f} plies", "", "")
     t.add_row(
         "speed",
-        f"{result.games_per_second:.1f} games/s",
+        f"{result.games_per_second:,.1f} games/s",
         f"{result.simulations_per_second:,.0f} sims/s",
         f"run {result.seconds:.1f} s, compile {result.compile_seconds:.1f} s",
     )
