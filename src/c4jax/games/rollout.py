@@ -13,8 +13,8 @@ from c4jax.games.env import Env, result_for_player_to_move, with_opponent_to_mov
 from c4jax.keys import as_key
 
 __all__ = ["WORD_ACTIONS", "hash_u32", "rollout_random", "pick_uniform", "pick_uniform_word", "seed_from_key",
-           "to_bits", "from_bits", "win_else_block", "win_else_block_moves", "winning_moves_of_both", "threat_aware", "heuristic_choices",
-           "playout"]
+           "to_bits", "from_bits", "win_else_block", "win_else_block_moves", "winning_moves_of_both", "threat_aware",
+           "heuristic_choices", "playout"]
 
 WORD_ACTIONS = 32  # the most moves a set of moves held as one uint32 word has (to_bits)
 
