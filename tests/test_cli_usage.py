@@ -39,6 +39,28 @@ def test_think_is_offered_only_where_a_command_takes_it(capsys):
                     "use --simulations, not --think")
 
 
+@pytest.mark.parametrize("argv", [["analyze", "4453"], ["arena", "random", "random"], ["bench"], ["play"],
+                                  ["selfplay", "--out", "x.jsonl"], ["train", "--minutes", "1", "--out", "x"]])
+def test_an_unknown_option_is_refused_by_the_command_it_was_given_to(argv, capsys):
+    command = argv[0]
+    line = _one_line_error(capsys, argv + ["--foo", "bar"], "unrecognized arguments: --foo bar")
+    assert line == f"c4jax {command}: error: unrecognized arguments: --foo bar (see 'c4jax {command} --help')"
+    line = _one_line_error(capsys, ["--foo"], "unrecognized arguments: --foo")
+    assert line == "c4jax: error: unrecognized arguments: --foo (see 'c4jax --help')"
+
+
+def test_a_cache_folder_that_is_a_file_is_one_warning_naming_it(tmp_path, capsys):
+    from c4jax.cli.from_args import enable_compilation_cache
+
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    before = jax.config.jax_compilation_cache_dir
+    assert enable_compilation_cache(blocker) is None
+    assert jax.config.jax_compilation_cache_dir == before
+    assert capsys.readouterr().err == (f"c4jax: warning: cannot use the compilation cache {str(blocker)!r} "
+                                       "(a file, not a folder); running without it\n")
+
+
 # --- numbers past their limits ---------------------------------------------------------
 
 

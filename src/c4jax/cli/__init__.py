@@ -78,7 +78,20 @@ def build_parser() -> argparse.ArgumentParser:
     common, game = common_parent(), game_parent()
     for command in (play, analyze, arena, selfplay, train, bench):
         command.add_parser(sub, game, search_parent, common)
+    parser.set_defaults(command_parsers=sub.choices)
     return parser
+
+
+def parse(parser: argparse.ArgumentParser, argv: list[str] | None) -> argparse.Namespace:
+    """``parser.parse_args(argv)``, with an unrecognized argument reported by
+    the command it was given to (``c4jax analyze: error: unrecognized
+    arguments: --foo (see 'c4jax analyze --help')``).  Raises SystemExit as
+    argparse does."""
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        command = args.command_parsers.get(args.command, parser)
+        command.error(f"unrecognized arguments: {' '.join(extra)}")
+    return args
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -89,7 +102,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     with interrupts_held() as came:
         parser = build_parser()
         try:
-            args = parser.parse_args(None if argv is None else list(argv))
+            args = parse(parser, None if argv is None else list(argv))
         except SystemExit as e:  # --help, --version and argparse's one-line errors
             return e.code if isinstance(e.code, int) else (0 if e.code is None else EXIT_USAGE)
         if args.command is None:

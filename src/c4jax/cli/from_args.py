@@ -35,9 +35,9 @@ def enable_compilation_cache(path: pathlib.Path | None) -> pathlib.Path | None:
     try:
         return enable_cache(path)
     except OSError as e:
+        reason = "a file, not a folder" if path.is_file() else (e.strerror or type(e).__name__)
         sys.stderr.write(
-            f"{PROG}: warning: cannot use the compilation cache {str(path)!r} "
-            f"({e.strerror or type(e).__name__}); running without it\n"
+            f"{PROG}: warning: cannot use the compilation cache {str(path)!r} ({reason}); running without it\n"
         )
         return None
 
