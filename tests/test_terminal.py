@@ -138,14 +138,20 @@ def test_the_arena_table_never_crops_a_number():
         assert "/".join(map(str, r.a_first)) in text
 
 
-def test_the_arena_speed_has_thousands_separators():
+def test_the_arena_speed_has_thousands_separators_and_no_sims_without_a_search():
     import dataclasses
 
+    def speed(result):
+        stream = io.StringIO()
+        terminal.print_table(terminal.console(file=stream, width=120), arena_table(result))
+        return next(line for line in stream.getvalue().splitlines() if "speed" in line)
+
     r = c4jax.arena(jax.random.key(0), c4jax.random_player(), c4jax.random_player(), 2, ttt.env_reset())
-    stream = io.StringIO()
-    terminal.print_table(terminal.console(file=stream, width=120),
-                         arena_table(dataclasses.replace(r, games_per_second=2518.66)))
-    assert "2,518.7 games/s" in stream.getvalue(), stream.getvalue()
+    assert r.simulations_per_second == 0
+    line = speed(dataclasses.replace(r, games_per_second=2518.66))
+    assert "2,518.7 games/s" in line and "no search" in line and "sims/s" not in line, line
+    line = speed(dataclasses.replace(r, simulations_per_second=123456.7))
+    assert "123,457 sims/s" in line and "no search" not in line, line
 
 
 @pytest.mark.parametrize("budget, pattern", [(0.5, r"thinking: 0\.[0-5] s of 0\.5 s\.\.\."),

@@ -41,7 +41,7 @@ def arena_table(result):
     t.add_row(
         "speed",
         f"{result.games_per_second:,.1f} games/s",
-        f"{result.simulations_per_second:,.0f} sims/s",
+        f"{result.simulations_per_second:,.0f} sims/s" if result.simulations_per_second > 0 else "no search",
         f"run {result.seconds:.1f} s, compile {result.compile_seconds:.1f} s",
     )
     return t
