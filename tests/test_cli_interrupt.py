@@ -20,8 +20,10 @@ pytestmark = pytest.mark.filterwarnings("ignore:os.fork\\(\\) was called:Runtime
 
 
 def spawn(env, *args):
+    # codec_errors: the terminal echoes Ctrl-C as "^C" wherever the output
+    # stands, possibly inside a character of the progress bar.
     return pexpect.spawn(CMD[0], CMD[1:] + [str(a) for a in args], env=env, encoding="utf-8", timeout=180,
-                         dimensions=(50, 120))
+                         dimensions=(50, 120), codec_errors="replace")
 
 
 def interrupt(child) -> str:

@@ -64,7 +64,7 @@ class Terminal:
         self._raw = io.StringIO()
         self.child = pexpect.spawn(
             CMD[0], CMD[1:] + ["play", *args], env=env, encoding="utf-8", timeout=120,
-            dimensions=(lines, 120),
+            dimensions=(lines, 120), codec_errors="replace",  # an echoed "^C" may split a character
         )
         self.child.logfile_read = self._raw
         self.turn: list[str] = []  # the screen lines of the last wait

@@ -154,6 +154,23 @@ def test_the_arena_speed_has_thousands_separators_and_no_sims_without_a_search()
     assert "123,457 sims/s" in line and "no search" not in line, line
 
 
+@pytest.mark.parametrize("width", [40, 80, 120])
+def test_a_progress_bar_keeps_its_counts_and_time_whole_and_folds_a_long_description(width):
+    from rich.progress import Progress
+
+    from c4jax.present.progress import progress_columns
+
+    text = "iteration 12: gate: 200 games against the best player (iteration 11)"
+    bar = Progress(*progress_columns())
+    bar.update(bar.add_task(text, total=300), completed=120)
+    con = terminal.console(file=io.StringIO(), width=width)
+    with con.capture() as captured:
+        con.print(bar.make_tasks_table(bar.tasks))
+    lines = captured.get().splitlines()
+    assert "120/300 0:00:00" in lines[0] and all(len(line) <= width for line in lines), lines
+    assert " ".join(" ".join(lines).replace("120/300 0:00:00", "").replace("━", " ").split()) == text, lines
+
+
 @pytest.mark.parametrize("budget, pattern", [(0.5, r"thinking: 0\.[0-5] s of 0\.5 s\.\.\."),
                                              (30, r"thinking: [0-9]+ s of 30 s\.\.\.")])
 def test_the_thinking_clock_shows_tenths_under_ten_seconds(budget, pattern):
