@@ -29,17 +29,52 @@ def cache_dir(args) -> pathlib.Path | None:
 def enable_compilation_cache(path: pathlib.Path | None) -> pathlib.Path | None:
     """:func:`c4jax.runtime.cache.enable_compilation_cache` in ``path``; a folder
     that cannot be created or written is one warning line on stderr, and
-    the command runs without the cache (``None``)."""
+    the command runs without the cache (``None``).  Entries that JAX later
+    fails to write or read there (a full disk) are one warning line too
+    (:func:`one_cache_warning`)."""
     if path is None:
         return None
     try:
-        return enable_cache(path)
+        folder = enable_cache(path)
     except OSError as e:
         reason = "a file, not a folder" if path.is_file() else (e.strerror or type(e).__name__)
         sys.stderr.write(
             f"{PROG}: warning: cannot use the compilation cache {str(path)!r} ({reason}); running without it\n"
         )
         return None
+    one_cache_warning(folder)
+    return folder
+
+
+# JAX's warning for each cache entry it cannot write or read (jax._src.compiler).
+_CACHE_ENTRY_WARNING = re.compile(r"Error (writing|reading) persistent compilation cache entry for '[^']*': (.*)",
+                                  re.DOTALL)
+
+
+def one_cache_warning(folder: pathlib.Path) -> None:
+    """Shows JAX's warnings about cache entries it could not write or read
+    in ``folder`` as one line for the whole process (``c4jax: warning:
+    cannot write to the compilation cache '...' (OSError: [Errno 28] No
+    space left on device); ...``) instead of two lines per program; other
+    warnings are shown as before."""
+    import warnings
+
+    show = warnings.showwarning
+    said = set()
+
+    def one_line(message, category, filename, lineno, file=None, line=None):
+        m = _CACHE_ENTRY_WARNING.match(str(message))
+        if m is None:
+            return show(message, category, filename, lineno, file, line)
+        verb = "write to" if m.group(1) == "writing" else "read"
+        if verb not in said:
+            said.add(verb)
+            reason = " ".join(m.group(2).split())
+            then = "without keeping its programs" if verb == "write to" else "compiling instead"
+            sys.stderr.write(f"{PROG}: warning: cannot {verb} the compilation cache {str(folder)!r} ({reason}); "
+                             f"the run goes on {then}\n")
+
+    warnings.showwarning = one_line
 
 
 def make_game(args):
