@@ -42,6 +42,7 @@ def arena_table(result):
         "speed",
         f"{result.games_per_second:,.1f} games/s",
         f"{result.simulations_per_second:,.0f} sims/s" if result.simulations_per_second > 0 else "no search",
-        f"run {result.seconds:.1f} s, compile {result.compile_seconds:.1f} s",
+        "",
     )
+    t.add_row("time", f"run {result.seconds:.1f} s", f"compile {result.compile_seconds:.1f} s", "")
     return t
