@@ -6,6 +6,9 @@ in test_cli.py."""
 
 from __future__ import annotations
 
+import os
+import pathlib
+
 import jax
 import pytest
 
@@ -49,16 +52,17 @@ def test_an_unknown_option_is_refused_by_the_command_it_was_given_to(argv, capsy
     assert line == "c4jax: error: unrecognized arguments: --foo (see 'c4jax --help')"
 
 
-def test_a_cache_folder_that_is_a_file_is_one_warning_naming_it(tmp_path, capsys):
+def test_a_cache_folder_that_is_a_file_or_a_device_is_one_warning_naming_it(tmp_path, capsys):
     from c4jax.cli.from_args import enable_compilation_cache
 
     blocker = tmp_path / "file"
     blocker.write_text("not a folder")
     before = jax.config.jax_compilation_cache_dir
-    assert enable_compilation_cache(blocker) is None
-    assert jax.config.jax_compilation_cache_dir == before
-    assert capsys.readouterr().err == (f"c4jax: warning: cannot use the compilation cache {str(blocker)!r} "
-                                       "(a file, not a folder); running without it\n")
+    for path in (blocker, pathlib.Path(os.devnull)):
+        assert enable_compilation_cache(path) is None
+        assert jax.config.jax_compilation_cache_dir == before
+        assert capsys.readouterr().err == (f"c4jax: warning: cannot use the compilation cache {str(path)!r} "
+                                           "(not a folder); running without it\n")
 
 
 # --- numbers past their limits ---------------------------------------------------------

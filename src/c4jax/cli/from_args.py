@@ -37,7 +37,7 @@ def enable_compilation_cache(path: pathlib.Path | None) -> pathlib.Path | None:
     try:
         folder = enable_cache(path)
     except OSError as e:
-        reason = "a file, not a folder" if path.is_file() else (e.strerror or type(e).__name__)
+        reason = "not a folder" if path.exists() and not path.is_dir() else (e.strerror or type(e).__name__)
         sys.stderr.write(
             f"{PROG}: warning: cannot use the compilation cache {str(path)!r} ({reason}); running without it\n"
         )
