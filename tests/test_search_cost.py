@@ -250,3 +250,19 @@ def test_a_continued_anytime_chunk_copies_no_tree_buffer(lanes, batch):
     copies = [i for stage in stages for c in parse(stage.compile().as_text()).values() for i in c
               if i.opcode == "copy" and any(CAPACITY in d for d in i.dims())]
     assert copies == [], [i.text[:120] for i in copies]
+
+
+@pytest.mark.parametrize("batch", [1, 2])
+def test_a_fresh_searchs_simulation_stage_reduces_no_array_of_the_tree(batch):
+    """A fresh tree holds the root alone, so the search knows its first free
+    node without a sum over the tree: built from constants, such a sum is
+    folded by XLA while it compiles, node by node (the lowered program is
+    read: the folded one no longer shows it)."""
+    envs = jax.tree.map(lambda x: jnp.stack([x] * batch), c4.from_moves("44"))
+    keys = jax.random.split(jax.random.key(0), batch)
+    opts = options_from_kwargs({})
+    opts = dataclasses.replace(opts, capacity=CAPACITY, max_depth=c4.make().max_plies, lanes=opts.lanes_for(batch))
+    text = lower_stages(keys, envs, None, opts, SIMULATIONS).simulations.as_text()
+    over_nodes = re.compile(rf"stablehlo\.reduce\(.*: \(tensor<(\d+x)*{CAPACITY}(x\d+)*x(i32|i1|f32)>")
+    assert "stablehlo.reduce" in text  # the pattern's operation is in the program
+    assert [line.strip()[:160] for line in text.splitlines() if over_nodes.search(line)] == []

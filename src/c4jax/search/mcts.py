@@ -203,9 +203,12 @@ def simulate(key, env: Env, root: RootEvaluation, tree=None, *, opts: SearchOpti
     (:func:`_root_tree`) after ``num_simulations`` simulations, and the
     evaluations whose user function gave NaN or infinity (``int32[]``)."""
     solver = make_solver(opts.solver)
+    fresh = tree is None and not continuing  # the tree is the root alone
     tree, root_non_finite = _root_tree(root, env, tree, opts, continuing)
     search_key = _root_keys(key)[2]
-    next_free = jnp.sum(tree.node_visits > 0).astype(jnp.int32)
+    # Known for a fresh tree: a sum over its visit counts, constants, is
+    # folded by XLA while it compiles, node by node.
+    next_free = jnp.int32(1) if fresh else jnp.sum(tree.node_visits > 0).astype(jnp.int32)
     # Only Gumbel's root selection needs the count, and then it is an int.
     select = make_selection(opts, solver, num_simulations if opts.selection == "gumbel" else None)
     active = ~env.done  # a finished game is not searched: its tree is the root alone
